@@ -1,0 +1,1 @@
+"""The ``fjords`` command line: one entry point gathering every subcommand."""

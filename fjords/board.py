@@ -76,9 +76,20 @@ class Piece:
         return self.kind in ("house", "settler")
 
 
+def _canonical_piece(piece: Piece, tile: Tile | None) -> Piece:
+    """The piece with its sector named canonically: a piece stands on a segment, not a sector."""
+    if piece.sector is None or tile is None or not tile.known or tile.terrain[piece.sector] != "P":
+        return piece
+    name = canonical_segment(tile.terrain, piece.sector)
+    return piece if name == piece.sector else replace(piece, sector=name)
+
+
 @dataclass(frozen=True)
 class Board:
     """A table of Fjords: tiles by position, the pieces on them, the edition.
+
+    A player piece's ``sector`` is always its segment's canonical name (spec:
+    writers write canonical names), so equal positions compare equal.
 
     ``extra`` keeps top-level fields this engine does not interpret (image
     geometry, renderer metadata) so that reading and writing a document loses
@@ -95,7 +106,7 @@ class Board:
     def __post_init__(self) -> None:
         if not isinstance(self.tiles, MappingProxyType):
             object.__setattr__(self, "tiles", MappingProxyType(dict(self.tiles)))
-        object.__setattr__(self, "pieces", tuple(self.pieces))
+        object.__setattr__(self, "pieces", tuple(_canonical_piece(p, self.tiles.get(p.hex)) for p in self.pieces))
 
     # -- construction -------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from fjords.board import EDITIONS, KINDS, PHASES, Board, Piece, Tile
 from fjords.errors import FjordsError
-from fjords.geometry import SECTORS, Hex, canonical_segment, expand_terrain
+from fjords.geometry import SECTORS, Hex, expand_terrain
 
 FORMAT = "fjords-board/1"
 MAX_TILES = 10_000
@@ -137,14 +137,14 @@ def _parse_piece(raw: Any, n: int, tiles: Mapping[Hex, Tile]) -> Piece:
 
 
 def board_to_json(board: Board) -> dict[str, Any]:
-    """The document of ``board``; piece sectors are written as canonical segment names."""
+    """The document of ``board`` (piece sectors are canonical segment names, see :class:`Board`)."""
     doc: dict[str, Any] = {"format": FORMAT, "edition": board.edition}
     if board.phase is not None:
         doc["phase"] = board.phase
     if board.to_move is not None:
         doc["to_move"] = board.to_move
     doc["tiles"] = [_tile_json(t) for t in board.tiles.values()]
-    doc["pieces"] = [_piece_json(p, board.tiles.get(p.hex)) for p in board.pieces]
+    doc["pieces"] = [_piece_json(p) for p in board.pieces]
     for key, value in board.extra.items():
         doc.setdefault(key, value)
     return doc
@@ -158,11 +158,8 @@ def _tile_json(tile: Tile) -> dict[str, Any]:
     return out
 
 
-def _piece_json(piece: Piece, tile: Tile | None) -> dict[str, Any]:
-    sector = piece.sector
-    if sector is not None and tile is not None and tile.known and piece.is_player_piece:
-        sector = canonical_segment(tile.terrain, sector) if tile.terrain[sector] == "P" else sector
-    out: dict[str, Any] = {"q": piece.hex.q, "r": piece.hex.r, "sector": sector, "kind": piece.kind,
+def _piece_json(piece: Piece) -> dict[str, Any]:
+    out: dict[str, Any] = {"q": piece.hex.q, "r": piece.hex.r, "sector": piece.sector, "kind": piece.kind,
                            "player": piece.player}
     if piece.rune is not None:
         out["rune"] = piece.rune

@@ -1,0 +1,304 @@
+"""Comparing a scanned board with the truth, and pooling comparisons over photos.
+
+Implements section "Comparing a scanned board with the truth" of
+``shared/spec/board-format.md``; ``docs/eval.md`` says what every number means,
+how :attr:`Comparison.errors` is counted and how the intervals are made.
+
+>>> comparison = compare(scanned, truth)          # doctest: +SKIP
+>>> summarize([comparison]).to_json()             # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from dataclasses import asdict, dataclass, replace
+from operator import itemgetter
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
+
+from fjords.board import Board, Piece
+from fjords.geometry import SECTORS, TERRAINS, Hex, canonical_segment
+
+try:
+    from fjords.scoring import score
+except ModuleNotFoundError:  # fjords.scoring is being written in parallel; delete this fallback once it lands
+
+    def score(board: Board) -> dict[str, int]:
+        """One point per settler, per player (stand-in for :func:`fjords.scoring.score`)."""
+        return dict(Counter(p.player for p in board.pieces if p.kind == "settler"))
+
+
+Z95 = 1.959963984540054
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+
+# Pooled ratios: name -> (numerator count, denominator count) of a Comparison.
+RATIOS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "tile_precision": ("matched_tiles", "scanned_tiles"),
+    "tile_recall": ("matched_tiles", "true_tiles"),
+    "sector_accuracy": ("correct_sectors", "total_sectors"),
+    "piece_precision": ("matched_pieces", "scanned_pieces"),
+    "piece_recall": ("matched_pieces", "true_pieces"),
+})
+COUNTS = ("scanned_tiles", "true_tiles", "matched_tiles", "correct_sectors", "total_sectors",
+          "silent_sector_errors", "unread_sectors", "scanned_pieces", "true_pieces", "matched_pieces", "errors")
+# Shares of photos: name -> whether one photo counts.
+SHARES: Mapping[str, Callable[["Comparison"], bool]] = MappingProxyType({
+    "board_exact": lambda c: c.board_exact,
+    "score_exact": lambda c: c.score_exact,
+    "at_most_one_error": lambda c: c.errors <= 1,
+})
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    """``numerator / denominator``, and 1 when there is nothing to count (the numerator is then 0 too)."""
+    return numerator / denominator if denominator else 1.0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How one scanned board compares with its truth.
+
+    The scan was aligned by turning it ``rotation·60°`` counter-clockwise and
+    then moving it by ``translation``: ``scanned.rotated(rotation).translated(*translation)``.
+    """
+
+    rotation: int
+    translation: tuple[int, int]
+    scanned_tiles: int
+    true_tiles: int
+    matched_tiles: int
+    correct_sectors: int
+    total_sectors: int
+    silent_sector_errors: int
+    unread_sectors: int
+    scanned_pieces: int
+    true_pieces: int
+    matched_pieces: int
+    board_exact: bool
+    score_exact: bool
+    errors: int
+
+    def ratios(self) -> dict[str, float]:
+        """This photo's precisions, recalls and sector accuracy (see :data:`RATIOS`)."""
+        return {name: ratio(getattr(self, num), getattr(self, den)) for name, (num, den) in RATIOS.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["translation"] = list(self.translation)
+        out.update(self.ratios())
+        return out
+
+
+class _Alignment(NamedTuple):
+    """What one candidate alignment (a rotation and a translation) achieves."""
+
+    matched_tiles: int
+    correct_sectors: int
+    silent_sector_errors: int
+    unread_sectors: int
+    matched_pieces: int
+    piece_errors: int
+
+
+def compare(scanned: Board, truth: Board) -> Comparison:
+    """Align ``scanned`` onto ``truth`` (six rotations, any translation, never mirrored) and count.
+
+    The candidate translations of each rotation are the differences between a
+    turned scanned tile and a true tile; only those shared by the most pairs
+    are examined further (when no tile can match, the differences between
+    pieces are).  Ties are broken by the most correct sectors, the most matched
+    pieces, the smallest rotation and finally the smallest translation.
+    """
+    turned = [scanned.rotated(k) for k in range(6)]
+    votes = {k: Counter(Hex(t.q - s.q, t.r - s.r) for s in turned[k].tiles for t in truth.tiles)
+             for k in range(6)}
+    most = max((n for k in votes for n in votes[k].values()), default=0)
+    if most:
+        candidates = [(k, shift) for k in range(6) for shift, n in votes[k].items() if n == most]
+    else:  # no scanned tile can land on a true one: only the pieces can place the scan
+        candidates = list(dict.fromkeys([(0, Hex(0, 0))] + [
+            (k, Hex(t.hex.q - s.hex.q, t.hex.r - s.hex.r)) for k in range(6)
+            for s in turned[k].pieces for t in truth.pieces]))
+    best_k, best_shift, best = max(
+        ((k, shift, _evaluate(turned[k], shift, truth)) for k, shift in candidates),
+        key=lambda c: (c[2].matched_tiles, c[2].correct_sectors, c[2].matched_pieces, -c[0], -c[1].q, -c[1].r),
+    )
+    scanned_tiles, true_tiles = len(scanned.tiles), len(truth.tiles)
+    scanned_pieces, true_pieces = len(scanned.pieces), len(truth.pieces)
+    total_sectors = SECTORS * true_tiles
+    board_exact = (best.matched_tiles == scanned_tiles == true_tiles and best.correct_sectors == total_sectors
+                   and best.matched_pieces == scanned_pieces == true_pieces)
+    errors = (SECTORS * best.matched_tiles - best.correct_sectors
+              + scanned_tiles + true_tiles - 2 * best.matched_tiles + best.piece_errors)
+    return Comparison(
+        rotation=best_k, translation=(best_shift.q, best_shift.r),
+        scanned_tiles=scanned_tiles, true_tiles=true_tiles, matched_tiles=best.matched_tiles,
+        correct_sectors=best.correct_sectors, total_sectors=total_sectors,
+        silent_sector_errors=best.silent_sector_errors, unread_sectors=best.unread_sectors,
+        scanned_pieces=scanned_pieces, true_pieces=true_pieces, matched_pieces=best.matched_pieces,
+        board_exact=board_exact, score_exact=scores_equal(score(scanned), score(truth)), errors=errors,
+    )
+
+
+def scores_equal(a: Mapping[str, int], b: Mapping[str, int]) -> bool:
+    """Same points for every player; a player missing from one side has 0 there."""
+    return all(a.get(player, 0) == b.get(player, 0) for player in set(a) | set(b))
+
+
+def _evaluate(turned: Board, shift: Hex, truth: Board) -> _Alignment:
+    matched = correct = silent = unread = 0
+    for tile in turned.tiles.values():
+        true_tile = truth.tiles.get(tile.hex.translated(*shift))
+        if true_tile is None:
+            continue
+        matched += 1
+        for seen, real in zip(tile.terrain, true_tile.terrain):
+            if seen not in TERRAINS:
+                unread += 1
+            elif seen == real:
+                correct += 1
+            else:
+                silent += 1
+    moved = [replace(p, hex=p.hex.translated(*shift)) for p in turned.pieces]
+    matched_pieces, piece_errors = _match_pieces(moved, truth)
+    return _Alignment(matched, correct, silent, unread, matched_pieces, piece_errors)
+
+
+def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[int, int]:
+    """Matched pieces (one-to-one) and piece errors: per position, the larger unmatched side."""
+    by_hex: dict[Hex, tuple[list[Piece], list[Piece]]] = {}
+    for p in scanned:
+        by_hex.setdefault(p.hex, ([], []))[0].append(p)
+    for p in truth.pieces:
+        by_hex.setdefault(p.hex, ([], []))[1].append(p)
+    matched = errors = 0
+    for h, (seen, real) in by_hex.items():
+        terrain = truth.tiles[h].terrain if h in truth.tiles else None
+        pairs = _max_matching(seen, real, lambda s, t: _pieces_match(s, t, terrain))
+        matched += pairs
+        errors += max(len(seen), len(real)) - pairs
+    return matched, errors
+
+
+def _pieces_match(seen: Piece, real: Piece, terrain: str | None) -> bool:
+    """Whether a scanned piece, already aligned and on the same position, is the true one."""
+    if seen.kind != real.kind:
+        return False
+    if seen.kind == "runestone":
+        return seen.rune is None or real.rune is None or seen.rune == real.rune
+    if seen.player != real.player or terrain is None or seen.sector is None or real.sector is None:
+        return False
+    segment = canonical_segment(terrain, seen.sector)
+    return segment is not None and segment == canonical_segment(terrain, real.sector)
+
+
+def _max_matching(left: Sequence[Piece], right: Sequence[Piece], fits: Callable[[Piece, Piece], bool]) -> int:
+    """Size of a maximum one-to-one matching (augmenting paths; the lists are tiny)."""
+    partner: dict[int, int] = {}  # right index -> left index
+
+    def augment(i: int, visited: set[int]) -> bool:
+        for j, candidate in enumerate(right):
+            if j not in visited and fits(left[i], candidate):
+                visited.add(j)
+                if j not in partner or augment(partner[j], visited):
+                    partner[j] = i
+                    return True
+        return False
+
+    return sum(augment(i, set()) for i in range(len(left)))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Comparisons pooled over a set of photos, with 95 % intervals (``intervals[name] = (low, high)``).
+
+    Ratios pool the counts of all photos; ``board_exact``, ``score_exact`` and
+    ``at_most_one_error`` are shares of photos; ``silent_sector_errors`` is a
+    total; ``mean_errors`` and ``seconds_per_photo`` are means per photo.
+    """
+
+    photos: int
+    tile_precision: float
+    tile_recall: float
+    sector_accuracy: float
+    silent_sector_errors: int
+    piece_precision: float
+    piece_recall: float
+    board_exact: float
+    score_exact: float
+    mean_errors: float
+    at_most_one_error: float
+    seconds_per_photo: float | None
+    intervals: Mapping[str, tuple[float, float]]
+    totals: Mapping[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__
+                               if name not in ("intervals", "totals", "seconds_per_photo")}
+        if self.seconds_per_photo is not None:
+            out["seconds_per_photo"] = self.seconds_per_photo
+        out["ci95"] = {name: list(bounds) for name, bounds in self.intervals.items()}
+        out["totals"] = dict(self.totals)
+        return out
+
+
+def summarize(comparisons: Sequence[Comparison], seconds: Sequence[float] | None = None) -> Summary:
+    """Pool per-photo comparisons (and optionally the seconds each photo took to scan)."""
+    n = len(comparisons)
+    totals = {name: sum(getattr(c, name) for c in comparisons) for name in COUNTS}
+    values: dict[str, Any] = {"photos": n, "silent_sector_errors": totals["silent_sector_errors"]}
+    intervals: dict[str, tuple[float, float]] = {}
+    for name, (num, den) in RATIOS.items():
+        values[name] = ratio(totals[num], totals[den])
+        intervals[name] = _envelope(wilson_interval(totals[num], totals[den]),
+                                    bootstrap_interval([getattr(c, num) for c in comparisons],
+                                                       [getattr(c, den) for c in comparisons]))
+    for name, counts in SHARES.items():
+        hits = sum(counts(c) for c in comparisons)
+        values[name] = ratio(hits, n)
+        intervals[name] = wilson_interval(hits, n)
+    values["mean_errors"] = ratio(totals["errors"], n) if n else 0.0
+    intervals["mean_errors"] = bootstrap_interval([c.errors for c in comparisons], [1] * n) if n else (0.0, 0.0)
+    values["seconds_per_photo"] = None
+    if seconds is not None:
+        if len(seconds) != n:
+            raise ValueError(f"{len(seconds)} timings for {n} comparisons")
+        if n:
+            values["seconds_per_photo"] = math.fsum(seconds) / n
+            intervals["seconds_per_photo"] = bootstrap_interval(list(seconds), [1] * n)
+    return Summary(intervals=MappingProxyType(intervals), totals=MappingProxyType(totals), **values)
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion; ``(0, 1)`` when there are no trials."""
+    if trials == 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_interval(numerators: Sequence[float], denominators: Sequence[float],
+                       resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap over photos of ``Σ numerators / Σ denominators`` (deterministic by ``seed``)."""
+    n = len(numerators)
+    if n == 0:
+        return (0.0, 1.0)
+    rng = random.Random(seed)
+    estimates = []
+    for _ in range(resamples):
+        take = itemgetter(*rng.choices(range(n), k=n))
+        picked_numerators, picked_denominators = (take(numerators), take(denominators)) if n > 1 else (
+            (take(numerators),), (take(denominators),))
+        estimates.append(ratio(math.fsum(picked_numerators), math.fsum(picked_denominators)))
+    estimates.sort()
+    return (estimates[int(0.025 * (resamples - 1))], estimates[math.ceil(0.975 * (resamples - 1))])
+
+
+def _envelope(*intervals: tuple[float, float]) -> tuple[float, float]:
+    return (min(lo for lo, _ in intervals), max(hi for _, hi in intervals))

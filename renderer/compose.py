@@ -1,0 +1,356 @@
+"""Compose one photo of a board: layout, camera, table, tiles, pieces, light, sensor; and its truth.
+
+Drawing order (the painter's algorithm is exact here): the table plane; shadows
+of the tiles on it; the tiles' visible side walls; the printed top faces (one
+texture, warped by the homography of the plane ``Z = thickness``; a wall is
+always below every top, so tops may cover walls but never the reverse); the
+pieces' shadows on the tops; the pieces and clutter, far faces first; hands.
+All of it happens in an ideal pinhole canvas; the lens distortion is one remap
+at the end, and truth points are projected with the same lens model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+from fjords import Board, Hex
+from fjords.geometry import corner_angle, sector_mid_angle, segment_of
+from renderer.camera import Camera
+from renderer.clutter import clutter_faces, hand_polygons
+from renderer.mesh import Face, Light, draw_faces, shadow_outline
+from renderer.photo import sensor
+from renderer.pieces import PAINTS, STONE_RGB, paint_albedo, piece_faces
+from renderer.scene import Scene, kelvin_to_bgr
+from renderer.table import draw_table, table_texture
+from renderer.tileart import TileStyle, paint_tile, sample_style
+
+SQRT3 = math.sqrt(3.0)
+PIECE_HEIGHT_MM = {"house": 10.0, "settler": 5.0, "runestone": 14.0}
+MAX_TEXTURE_PX = 4096
+
+
+@dataclass(frozen=True)
+class TilePose:
+    """Where a tile lies on the table: centre (world mm) and turn (degrees counter-clockwise)."""
+
+    centre: np.ndarray
+    turn_deg: float
+
+    def rim_point(self, angle_deg: float, radius: float, z: float) -> np.ndarray:
+        a = math.radians(angle_deg + self.turn_deg)
+        return np.array([self.centre[0] + radius * math.cos(a), self.centre[1] + radius * math.sin(a), z])
+
+    def corners(self, radius: float, z: float) -> np.ndarray:
+        return np.array([self.rim_point(corner_angle(k), radius, z) for k in range(6)])
+
+
+def lattice_centre(h: Hex, spacing: float) -> np.ndarray:
+    """World centre of lattice position ``h`` (north is up, so world Y is minus the spec's image y)."""
+    x, y = h.pixel_center(spacing)
+    return np.array([x, -y])
+
+
+def layout(board: Board, scene: Scene, rng: np.random.Generator) -> dict[Hex, TilePose]:
+    """Each tile's jittered pose; the lattice spacing leaves ``gap_mm`` between parallel edges."""
+    spacing = scene.tile_radius_mm + scene.gap_mm / SQRT3
+    poses = {}
+    for h in sorted(board.tiles):
+        offset = rng.normal(0, scene.jitter_mm / 2, 2).clip(-scene.jitter_mm, scene.jitter_mm)
+        turn = float(np.clip(rng.normal(0, scene.jitter_deg / 2), -scene.jitter_deg, scene.jitter_deg))
+        poses[h] = TilePose(lattice_centre(h, spacing) + offset, turn)
+    return poses
+
+
+def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Camera:
+    """A camera at the scene's angles whose view of ``points`` fills ``scene.fill`` of the frame."""
+    centre = (points.min(axis=0) + points.max(axis=0)) / 2
+    radius = float(np.max(np.linalg.norm(points[:, :2] - centre[:2], axis=1)))
+    target = centre + np.array([scene.aim_offset[0] * radius, scene.aim_offset[1] * radius, 0.0])
+    target[2] = 0.0
+    distance = radius / math.tan(math.radians(20)) / scene.fill
+    camera = None
+    for _ in range(4):
+        camera = Camera.looking_at(target, elevation_deg=scene.elevation_deg, azimuth_deg=scene.azimuth_deg,
+                                   roll_deg=scene.roll_deg, distance=distance, focal_mm=scene.focal_mm,
+                                   width=width, height=height, k1=scene.k1, k2=scene.k2)
+        px = camera.project_ideal(points)
+        extent = max((px[:, 0].max() - px[:, 0].min()) / width, (px[:, 1].max() - px[:, 1].min()) / height)
+        distance *= extent / scene.fill
+    return camera
+
+
+def key_light(scene: Scene) -> Light:
+    el, az = math.radians(scene.light_elevation_deg), math.radians(scene.light_azimuth_deg)
+    direction = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+    tint = kelvin_to_bgr(scene.kelvin)
+    key = scene.key * tint
+    ambient = scene.ambient * (0.5 + 0.5 * tint)
+    # Expose for a white sheet lying on the table.
+    scale = 0.95 / float(np.max(ambient + key * direction[2]))
+    return Light(direction, key * scale, ambient * scale)
+
+
+class _Canvas:
+    """The ideal (undistorted) image being painted, larger than the photo by the lens margin."""
+
+    def __init__(self, camera: Camera):
+        x0, y0, w, h = camera.canvas_box()
+        self.camera, self.origin, self.size = camera, (x0, y0), (w, h)
+        self.pixels = np.zeros((h, w, 3), np.uint8)
+
+    def project(self, points: np.ndarray) -> np.ndarray:
+        return self.camera.project_ideal(points, self.origin)
+
+    def plane_xy(self, z: float, step: int = 8) -> np.ndarray:
+        """World ``(X, Y)`` of every canvas pixel on the plane ``Z = z`` (exact on a grid, interpolated)."""
+        w, h = self.size
+        gx = np.arange(0, w + step, step, dtype=np.float64)
+        gy = np.arange(0, h + step, step, dtype=np.float64)
+        grid = np.stack(np.meshgrid(gx + self.origin[0], gy + self.origin[1]), axis=-1)
+        xy = self.camera.plane_point(grid, z)[..., :2].astype(np.float32)
+        # Grid point j sits at pixel j·step: scale the grid up so that pixel centres line up.
+        big = cv2.resize(xy, (len(gx) * step, len(gy) * step), interpolation=cv2.INTER_LINEAR)
+        shift = (step - 1) / 2.0
+        m = np.float32([[1, 0, shift], [0, 1, shift]])
+        return cv2.warpAffine(big, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+    def polygon_mask(self, outlines: list[np.ndarray]) -> np.ndarray:
+        w, h = self.size
+        mask = np.zeros((h, w), np.uint8)
+        polys = [np.round(self.project(o) * 16).astype(np.int32) for o in outlines]
+        cv2.fillPoly(mask, polys, 255, cv2.LINE_AA, shift=4)
+        return mask.astype(np.float32) / 255.0
+
+
+def darken(pixels: np.ndarray, mask: np.ndarray, softness: float, strength: np.ndarray) -> np.ndarray:
+    if softness > 0.3:
+        mask = cv2.GaussianBlur(mask, (0, 0), softness)
+    gain = 1.0 - mask[..., None] * strength[None, None, :].astype(np.float32)
+    return np.clip(pixels.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+
+
+def piece_base(piece, tile_terrain: str | None, pose: TilePose | None, spacing: float, radius: float,
+               top_z: float, rng: np.random.Generator) -> np.ndarray:
+    """Where a piece stands: inside its sector's segment, or at an empty position's centre."""
+    if pose is None or piece.sector is None:
+        return np.append(lattice_centre(piece.hex, spacing), 0.0) if pose is None else pose.rim_point(0, 0, top_z)
+    run = segment_of(tile_terrain, piece.sector) if tile_terrain[piece.sector] == "P" else None
+    run = run or (piece.sector,)
+    middle = run[len(run) // 2] if len(run) % 2 else None
+    if middle is not None:
+        angle = sector_mid_angle(middle)
+    else:
+        angle = (sector_mid_angle(run[len(run) // 2 - 1]) + sector_mid_angle(run[len(run) // 2])) / 2
+    reach = 0.18 if len(run) >= 10 else rng.uniform(0.42, 0.55)
+    angle += rng.uniform(-6, 6)
+    return pose.rim_point(angle, reach * radius, top_z)
+
+
+def _albedo(piece, colours: Mapping[str, tuple[int, int, int]] | None, paints: dict, rng) -> np.ndarray:
+    if piece.player is None:
+        return paint_albedo(STONE_RGB, rng)
+    if piece.player not in paints:
+        rgb = (colours or {}).get(piece.player) or PAINTS.get(piece.player, (128, 128, 128))
+        paints[piece.player] = paint_albedo(rgb, rng)
+    return paints[piece.player]
+
+
+def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: int, height: int,
+                 colours: Mapping[str, tuple[int, int, int]] | None) -> tuple[np.ndarray, dict]:
+    """The photo (8-bit BGR) and its truth document of ``board`` seen as ``scene`` says."""
+    style = sample_style(scene.style, rng)
+    poses = layout(board, scene, rng)
+    s, top = scene.tile_radius_mm, scene.tile_thickness_mm
+    spacing = s + scene.gap_mm / SQRT3
+    corners = {h: p.corners(s, top) for h, p in poses.items()}
+    anchor = np.concatenate(list(corners.values())) if corners else np.zeros((1, 3))
+    camera = aim_camera(anchor, scene, width, height)
+    canvas = _Canvas(camera)
+    light = key_light(scene)
+    flat_gain = (light.ambient + light.key * light.direction[2]).astype(np.float32)
+    shadow_strength = light.key * light.direction[2] / flat_gain
+
+    # Pieces and clutter are built first: their shadows fall on the table and tiles.
+    paints: dict = {}
+    piece_meshes, piece_truth = [], []
+    for piece in board.pieces:
+        tile = board.tiles.get(piece.hex)
+        pose = poses.get(piece.hex)
+        base = piece_base(piece, tile.terrain if tile else None, pose, spacing, s, top, rng)
+        faces = piece_faces(piece.kind, board.edition, base, float(rng.uniform(0, 360)),
+                            _albedo(piece, colours, paints, rng), scene.settler_shape)
+        piece_meshes.append(faces)
+        piece_truth.append((base, base + np.array([0, 0, PIECE_HEIGHT_MM[piece.kind]]), faces))
+    board_radius = float(np.max(np.linalg.norm(anchor[:, :2] - anchor[:, :2].mean(0), axis=1))) + s
+    clutter = clutter_faces(scene.clutter, anchor[:, :2].mean(0), board_radius, rng)
+
+    # The table, lit, with the tiles' and clutter's shadows.
+    table_xy = canvas.plane_xy(0.0)
+    tex, mm_per_px = table_texture(scene.table, scene.table_rgb, rng)
+    table = draw_table(table_xy, tex, mm_per_px) * flat_gain[None, None, :]
+    glare = _glare_map(canvas, table_xy, light, scene)
+    table += glare[..., None] * (0.5 if scene.table == "laminate" else 0.1)
+    canvas.pixels = np.clip(table * 255, 0, 255).astype(np.uint8)
+    on_table = [shadow_outline([Face(c, np.zeros(3), np.zeros(3))], light.direction, 0.0) for c in corners.values()]
+    on_table += [shadow_outline(m, light.direction, 0.0) for m in clutter]
+    on_table += [shadow_outline(m, light.direction, 0.0) for m, t in zip(piece_meshes, piece_truth)
+                 if t[0][2] < top / 2]
+    if on_table:
+        canvas.pixels = darken(canvas.pixels, canvas.polygon_mask(on_table), scene.shadow_softness_px,
+                               shadow_strength * 0.85)
+
+    # Side walls, then the printed tops over them.
+    walls = []
+    side = np.array(style.side) * 0.8
+    for pose in poses.values():
+        upper, lower = pose.corners(s, top), pose.corners(s, 0.0)
+        for k in range(6):
+            j = (k + 1) % 6
+            a = math.radians(60.0 * (k + 1) + pose.turn_deg)
+            walls.append(Face(np.array([upper[k], upper[j], lower[j], lower[k]]),
+                              np.array([math.cos(a), math.sin(a), 0.0]), side))
+    draw_faces(canvas.pixels, walls, camera, canvas.origin, light)
+    if poses:
+        _draw_tops(canvas, board, poses, style, scene, light, glare, flat_gain, rng)
+
+    # Pieces' shadows on the tops, then the pieces and clutter themselves.
+    on_tops = [shadow_outline(m, light.direction, top) for m, t in zip(piece_meshes, piece_truth) if t[0][2] >= top / 2]
+    if on_tops:
+        canvas.pixels = darken(canvas.pixels, canvas.polygon_mask(on_tops), scene.shadow_softness_px,
+                               shadow_strength * 0.85)
+    draw_faces(canvas.pixels, [f for m in piece_meshes + clutter for f in m], camera, canvas.origin, light)
+
+    hand_mask = _draw_hands(canvas, scene, anchor, light, rng)
+
+    map_x, map_y = camera.distortion_maps(canvas.origin)
+    photo = cv2.remap(canvas.pixels, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    photo = sensor(photo, rng, exposure=scene.exposure, white_balance=scene.white_balance, vignette=scene.vignette,
+                   gradient=scene.gradient, gradient_angle_deg=scene.gradient_angle_deg,
+                   blur_sigma=scene.blur_sigma, noise_sigma=scene.noise_sigma, jpeg_quality=scene.jpeg_quality)
+    truth = _truth(board, scene, style, camera, canvas, poses, piece_truth, hand_mask, light, width, height)
+    return photo, truth
+
+
+def _glare_map(canvas: _Canvas, plane_xy: np.ndarray, light: Light, scene: Scene) -> np.ndarray:
+    """Blinn-Phong highlight of the key light on a horizontal glossy surface, per canvas pixel."""
+    if scene.glare <= 0:
+        return np.zeros(plane_xy.shape[:2], np.float32)
+    view = canvas.camera.position[None, None, :2].astype(np.float32) - plane_xy
+    vz = np.float32(canvas.camera.position[2])
+    norm = np.sqrt((view ** 2).sum(-1) + vz * vz)
+    half = np.stack([view[..., 0] / norm, view[..., 1] / norm, vz / norm], -1) + light.direction.astype(np.float32)
+    hz = half[..., 2] / np.linalg.norm(half, axis=-1)
+    return scene.glare * float(np.max(light.key)) * hz ** 300
+
+
+def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style: TileStyle, scene: Scene,
+               light: Light, glare: np.ndarray, flat_gain: np.ndarray, rng: np.random.Generator) -> None:
+    """Paint every tile's art into one top-down texture and warp it onto the plane of the tops."""
+    s = scene.tile_radius_mm
+    centres = np.array([p.centre for p in poses.values()])
+    tops = np.column_stack([centres, np.full(len(centres), scene.tile_thickness_mm)])
+    px_per_mm = canvas.camera.focal_px / float(np.min(canvas.camera.depth(tops)) - s)
+    lo, hi = centres.min(0) - s - 2, centres.max(0) + s + 2
+    mm_per_px = max(1.0 / (1.3 * px_per_mm), float(np.max(hi - lo)) / MAX_TEXTURE_PX)
+    tw, th = (int(math.ceil(v)) + 1 for v in (hi - lo) / mm_per_px)
+    colour = np.zeros((th, tw, 3), np.float32)
+    alpha = np.zeros((th, tw), np.float32)
+    radius_px = s / mm_per_px
+    for h, pose in poses.items():
+        art, mask = paint_tile(board.tiles[h].terrain, style, radius_px, rng)
+        size = art.shape[0]
+        cx, cy = (pose.centre[0] - lo[0]) / mm_per_px, (hi[1] - pose.centre[1]) / mm_per_px
+        m = cv2.getRotationMatrix2D(((size - 1) / 2, (size - 1) / 2), pose.turn_deg, 1.0)
+        x0, y0 = int(cx - size / 2) - 1, int(cy - size / 2) - 1
+        x0c, y0c = max(x0, 0), max(y0, 0)
+        x1c, y1c = min(x0 + size + 2, tw), min(y0 + size + 2, th)
+        m[:, 2] += (cx - (size - 1) / 2 - x0c, cy - (size - 1) / 2 - y0c)
+        box = (x1c - x0c, y1c - y0c)
+        premult = art * mask[..., None]
+        colour[y0c:y1c, x0c:x1c] += cv2.warpAffine(premult, m, box, flags=cv2.INTER_LINEAR)
+        alpha[y0c:y1c, x0c:x1c] += cv2.warpAffine(mask, m, box, flags=cv2.INTER_LINEAR)
+    homography = canvas.camera.plane_homography(scene.tile_thickness_mm, (lo[0], hi[1]), mm_per_px, canvas.origin)
+    w, h = canvas.size
+    warped = cv2.warpPerspective(np.dstack([colour, alpha]), homography, (w, h), flags=cv2.INTER_LINEAR)
+    a = np.clip(warped[..., 3:], 0, 1)
+    lit = warped[..., :3] * flat_gain[None, None, :] + (style.gloss * glare)[..., None] * a
+    canvas.pixels = np.clip(canvas.pixels.astype(np.float32) * (1 - a) + lit * 255, 0, 255).astype(np.uint8)
+
+
+def _draw_hands(canvas: _Canvas, scene: Scene, anchor: np.ndarray, light: Light,
+                rng: np.random.Generator) -> np.ndarray:
+    """Arms reaching over the board from the frame's edge; returns their mask on the canvas."""
+    w, h = canvas.size
+    mask = np.zeros((h, w), np.float32)
+    if scene.hands <= 0 or len(anchor) == 0:
+        return mask
+    board_px = canvas.project(anchor)
+    for colour, polygon in hand_polygons(scene.hands, board_px, (w, h), rng):
+        shadow = np.zeros((h, w), np.float32)
+        offset = np.array([light.direction[0], -light.direction[1]]) * rng.uniform(10, 40)
+        cv2.fillPoly(shadow, [np.round(polygon - offset).astype(np.int32)], 1.0, cv2.LINE_AA)
+        canvas.pixels = darken(canvas.pixels, shadow, 12.0, np.full(3, 0.45))
+        cv2.fillPoly(canvas.pixels, [np.round(polygon * 16).astype(np.int32)], colour, cv2.LINE_AA, shift=4)
+        cv2.fillPoly(mask, [np.round(polygon).astype(np.int32)], 1.0)
+    return mask
+
+
+def _visible_fraction(camera: Camera, canvas: _Canvas, pose: TilePose, radius: float, z: float,
+                      hand_mask: np.ndarray) -> float:
+    """Share of sample points of the top face inside the frame and not under a hand."""
+    pts = [pose.rim_point(0, 0, z)]
+    for ring in (0.35, 0.65, 0.9):
+        pts += [pose.rim_point(a, ring * radius * SQRT3 / 2 / math.cos(math.radians((a % 60) - 30)), z)
+                for a in range(0, 360, 30)]
+    pts = np.array(pts)
+    photo = camera.project(pts)
+    inside = (photo[:, 0] >= -0.5) & (photo[:, 0] <= camera.width - 0.5) & (photo[:, 1] >= -0.5) & (
+        photo[:, 1] <= camera.height - 0.5)
+    ideal = np.round(canvas.project(pts)).astype(int)
+    hh, ww = hand_mask.shape
+    ok = (ideal[:, 0] >= 0) & (ideal[:, 0] < ww) & (ideal[:, 1] >= 0) & (ideal[:, 1] < hh)
+    covered = np.zeros(len(pts), bool)
+    covered[ok] = hand_mask[ideal[ok, 1], ideal[ok, 0]] > 0.5
+    return float(np.mean(inside & ~covered))
+
+
+def _rounded(points: np.ndarray) -> list:
+    return np.round(points, 2).tolist()
+
+
+def _truth(board: Board, scene: Scene, style: TileStyle, camera: Camera, canvas: _Canvas,
+           poses: dict[Hex, TilePose], piece_truth: list, hand_mask: np.ndarray, light: Light, width: int,
+           height: int) -> dict:
+    s, top = scene.tile_radius_mm, scene.tile_thickness_mm
+    doc = board.to_json()
+    for tile in doc["tiles"]:
+        pose = poses[Hex(tile["q"], tile["r"])]
+        tile["center_px"] = _rounded(camera.project(pose.rim_point(0, 0, top)))
+        tile["corners_px"] = _rounded(camera.project(pose.corners(s, top)))
+        tile["visible"] = round(_visible_fraction(camera, canvas, pose, s, top, hand_mask), 3)
+        tile["rotation_deg"] = round(pose.turn_deg, 3)
+    for piece, (base, crown, faces) in zip(doc["pieces"], piece_truth):
+        vertices = camera.project(np.concatenate([f.points for f in faces]))
+        lo = np.clip(vertices.min(0), 0, [width - 1, height - 1])
+        hi = np.clip(vertices.max(0), 0, [width - 1, height - 1])
+        piece["base_px"] = _rounded(camera.project(base))
+        piece["center_px"] = _rounded(camera.project(crown))
+        piece["bbox_px"] = _rounded(np.concatenate([lo, hi]))
+    doc["image"] = {"file": None, "width": width, "height": height}
+    doc["style"] = scene.style
+    doc["camera"] = {"elevation_deg": scene.elevation_deg, "azimuth_deg": scene.azimuth_deg,
+                     "roll_deg": scene.roll_deg, "focal_mm": scene.focal_mm, "k1": scene.k1, "k2": scene.k2,
+                     "position_mm": _rounded(camera.position), "focal_px": round(camera.focal_px, 3)}
+    doc["lights"] = {"key_direction": _rounded(light.direction), "key_bgr": _rounded(light.key),
+                     "ambient_bgr": _rounded(light.ambient), "kelvin": scene.kelvin, "glare": scene.glare}
+    doc["players"] = list(board.players)
+    doc["physical"] = {"tile_circumradius_mm": s, "tile_thickness_mm": top, "gap_mm": scene.gap_mm}
+    doc["render"] = {"scene": scene.as_dict(),
+                     "palette": {t: [_rounded(np.array(c) * 255) for c in v] for t, v in style.palette.items()}}
+    return doc
+

@@ -1,0 +1,157 @@
+"""Stage 7: decode the board jointly, with the rules as a prior, and say what is unsure.
+
+The classifiers give, per tile, probabilities of S, M, P for each of the twelve
+sectors and a reading of the piece on it. Decoding them independently would
+throw away what the rules say:
+
+* **Edge agreement.** Two sectors lying against each other across a shared
+  edge almost always carry the same terrain. Each sector faces at most one
+  other, so the pairs are independent and the joint decoding is exact: for a
+  pair with probabilities ``p`` and ``q`` the decoded letters maximise
+  ``p(a) · q(b) · ψ(a, b)`` with ``ψ = 1`` when ``a = b`` and ``ψ = ε``
+  otherwise. ``ε`` is not zero: when both sides are confident of different
+  letters the mismatch wins, so a real rule break is reported, never decoded
+  away.
+* **One piece per tile** holds by construction: each tile's crop gives one
+  reading.
+* **Houses and settlers stand on plains.** A player piece whose base falls on a
+  sector that is not plain is moved to the nearest plain sector within one
+  sector of it (the base point is imprecise near boundaries); if there is none
+  it stays where it was read, and the engine reports the break.
+
+A sector whose decoded letter has a posterior below ``unsure`` is written
+``?``; so is a sector outside the photo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from fjords.board import Board, Piece, Tile
+from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
+from scanner.pieces import PIECE_KINDS, PieceReading
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """The decoder's few constants (chosen on renders of training seeds, see models/README-reading.md).
+
+    mismatch : ψ for two different letters across an edge.
+    unsure : sectors whose posterior is below this are written ``?``.
+    min_sector_visible : sectors with less of their area inside the photo are ``?``.
+    min_piece : a piece is reported when P(no piece) is below ``1 − min_piece``.
+    """
+
+    mismatch: float = 0.02
+    unsure: float = 0.9
+    min_sector_visible: float = 0.5
+    min_piece: float = 0.5
+
+
+@dataclass(frozen=True)
+class TileEvidence:
+    """What the classifiers read on one tile, with its place in the photo."""
+
+    hex: Hex
+    sector_probs: np.ndarray         # (12, 3) over TERRAINS
+    sector_visible: np.ndarray       # (12,) share of each sector inside the photo
+    corners_px: np.ndarray           # (6, 2) in original photo pixels
+    visible: float = 1.0
+    piece: PieceReading | None = None
+
+
+def decode_sectors(evidence: Mapping[Hex, TileEvidence],
+                   settings: DecodeSettings = DecodeSettings()) -> dict[Hex, np.ndarray]:
+    """Posterior probabilities (12, 3) of every tile's sectors after edge agreement.
+
+    Each returned row is the marginal of the decoded pair, rearranged so that
+    the argmax is the jointly decoded letter.
+    """
+    uniform = np.full(3, 1.0 / 3.0)
+    own = {}
+    for h, e in evidence.items():
+        probs = np.asarray(e.sector_probs, dtype=np.float64).copy()
+        probs[np.asarray(e.sector_visible) < settings.min_sector_visible] = uniform
+        own[h] = probs
+    psi = np.full((3, 3), settings.mismatch)
+    np.fill_diagonal(psi, 1.0)
+    posterior = {h: p.copy() for h, p in own.items()}
+    for h, probs in own.items():
+        for i in range(SECTORS):
+            other = own.get(h.neighbour(i // 2))
+            if other is None:
+                continue
+            joint = probs[i][:, None] * other[facing_sector(i)][None, :] * psi
+            joint /= joint.sum()
+            a, b = np.unravel_index(np.argmax(joint), joint.shape)
+            marginal = joint.sum(axis=1)
+            # The marginal's argmax can differ from the joint argmax; report the joint decision.
+            if np.argmax(marginal) != a:
+                marginal = marginal.copy()
+                marginal[a] = marginal.max() + 1e-9
+            posterior[h][i] = marginal
+    return posterior
+
+
+def terrain_string(posterior: np.ndarray, visible: np.ndarray, settings: DecodeSettings) -> tuple[str, float]:
+    """Twelve letters (``?`` where unsure or unseen) and the tile's confidence."""
+    best = posterior.argmax(axis=1)
+    confidence = posterior.max(axis=1)
+    letters = [UNKNOWN if confidence[i] < settings.unsure or visible[i] < settings.min_sector_visible
+               else TERRAINS[best[i]] for i in range(SECTORS)]
+    return "".join(letters), float(np.prod(confidence))
+
+
+def place_piece(reading: PieceReading, terrain: str) -> int:
+    """The sector a house or settler is reported on: its own, or the nearest plain one beside it."""
+    if terrain[reading.sector] in ("P", UNKNOWN):
+        return reading.sector
+    for step in (1, -1):
+        neighbour = (reading.sector + step) % SECTORS
+        if terrain[neighbour] == "P":
+            return neighbour
+    return reading.sector
+
+
+def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSettings) -> Piece | None:
+    """The piece on a tile, or None when the model sees none."""
+    p_none = float(reading.kind_probs[0])
+    if 1.0 - p_none < settings.min_piece:
+        return None
+    kind_index = int(np.argmax(reading.kind_probs[1:])) + 1
+    kind = PIECE_KINDS[kind_index]
+    confidence = float(reading.kind_probs[kind_index])
+    extra = {"base_px": [round(v, 1) for v in reading.base_px], "center_px": [round(v, 1) for v in reading.top_px],
+             "rgb": list(reading.rgb)}
+    if kind == "runestone":
+        extra["confidence"] = round(confidence, 4)
+        return Piece(h, reading.sector, kind, None, extra=MappingProxyType(extra))
+    colour_confidence = float(np.max(reading.colour_probs))
+    extra["confidence"] = round(confidence * colour_confidence, 4)
+    return Piece(h, place_piece(reading, terrain), kind, reading.colour, extra=MappingProxyType(extra))
+
+
+def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
+             settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None) -> Board:
+    """The board read from the evidence of every tile, with confidences and image geometry."""
+    posterior = decode_sectors(evidence, settings)
+    tiles, pieces = [], []
+    for h, e in evidence.items():
+        terrain, confidence = terrain_string(posterior[h], e.sector_visible, settings)
+        corners = np.asarray(e.corners_px, dtype=np.float64)
+        tile_extra = {
+            "confidence": round(confidence, 4),
+            "visible": round(float(e.visible), 3),
+            "center_px": [round(float(v), 1) for v in corners.mean(axis=0)],
+            "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],
+        }
+        tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
+        if e.piece is not None:
+            piece = decode_piece(h, e.piece, terrain, settings)
+            if piece is not None:
+                pieces.append(piece)
+    return Board.from_tiles(tiles, pieces, edition=edition, extra=MappingProxyType(dict(extra or {})))

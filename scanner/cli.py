@@ -1,0 +1,146 @@
+"""``fjords scan``: read photos of Fjords tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fjords.board import Board
+from fjords.errors import FjordsError
+
+DESCRIPTION = """Read photos of Fjords tables: tiles, pieces, legality, scores and contested land.
+
+Prints a summary per photo; --json prints the fjords-board/1 document instead
+(with confidences, image geometry, model versions and the engine's analysis:
+legality, score, territory). Sectors the scan could not read are written '?'."""
+
+EPILOG = """exit codes: 0 photo read, 2 unreadable input (file, calibration),
+3 no board found in the photo, 4 photo must be retaken (blurred, dark, glare).
+With several photos, every photo is tried and the first failure's code is returned."""
+
+
+class OutputExists(FjordsError):
+    """An output file exists and --force was not given (exit code 2)."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("scan", help="read photos of Fjords tables", description=DESCRIPTION,
+                                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("photos", nargs="+", metavar="PHOTO", help="JPEG, PNG, WebP (HEIC with pillow-heif)")
+    parser.add_argument("--json", action="store_true", help="print the fjords-board/1 document (one per line "
+                        "with several photos) instead of the summary")
+    parser.add_argument("--overlay", metavar="OUT.jpg", help="write the annotated photo (one photo only)")
+    parser.add_argument("--out", metavar="DIR", type=Path, help="write NAME.json and NAME.overlay.jpg per photo")
+    parser.add_argument("--calibration", metavar="NAME", help="the table's player colours: calibration/NAME.json "
+                        "or a JSON file {\"colours\": {\"name\": [r, g, b]}}")
+    parser.add_argument("--models", metavar="DIR", type=Path, help="folder of the ONNX models (default: models/)")
+    parser.add_argument("--force", action="store_true", help="overwrite existing output files")
+    parser.set_defaults(run=run)
+
+
+def analysis(board: Board) -> dict[str, Any]:
+    """The engine's verdict on a scanned board: legality, score, territory."""
+    parts = {"legality": lambda: [v.to_json() for v in board.legal_violations()],
+             "score": board.score, "territory": lambda: board.territory().to_json()}
+    out: dict[str, Any] = {}
+    for key, compute in parts.items():
+        try:
+            out[key] = compute()
+        except ModuleNotFoundError:  # an engine without that analysis installed
+            continue
+    return out
+
+
+def document(board: Board) -> dict[str, Any]:
+    """The scan's fjords-board/1 document with the engine's analysis added."""
+    doc = board.to_json()
+    doc.update(analysis(board))
+    return doc
+
+
+def summary(name: str, result, doc: dict[str, Any]) -> str:
+    """A few lines a player reads: tiles, pieces, scores, rule breaks, contested land, unread cells."""
+    board = result.board
+    lines = [f"{name}: {len(board.tiles)} tiles, {len(board.pieces)} pieces "
+             f"({sum(result.timings.values()):.2f} s)"]
+    for player in board.players:
+        mine = [p for p in board.pieces if p.player == player]
+        houses = sum(p.kind == "house" for p in mine)
+        lines.append(f"  {player}: {houses} houses, {len(mine) - houses} settlers, "
+                     f"score {doc.get('score', {}).get(player, 0)}")
+    runes = sum(p.kind == "runestone" for p in board.pieces)
+    if runes:
+        lines.append(f"  rune stones: {runes}")
+    violations = doc.get("legality", [])
+    lines.append("  legal" if not violations else f"  {len(violations)} rule violation(s):")
+    lines += [f"    - {v['message']}" for v in violations]
+    territory = doc.get("territory") or {}
+    if territory.get("contested"):
+        lines.append(f"  contested tiles: {len(territory['contested'])}")
+    lines += [f"  note: {a}" for a in result.advice]
+    return "\n".join(lines)
+
+
+def _check_free(paths: list[Path], force: bool) -> None:
+    for path in paths:
+        if path.exists() and not force:
+            raise OutputExists(f"{path} exists; use --force to overwrite it")
+
+
+def _write_overlay(path: Path, photo: str, board: Board, doc: dict[str, Any]) -> None:
+    import cv2
+
+    from scanner.load import load_image
+    from scanner.overlay import draw_overlay
+
+    image = draw_overlay(load_image(photo).image_bgr, board, doc)
+    if not cv2.imwrite(str(path), image):
+        raise OutputExists(f"cannot write {path}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from scanner.pipeline import Scanner
+
+    if args.overlay and len(args.photos) > 1:
+        raise FjordsError("--overlay takes one photo; use --out DIR for several")
+    if args.overlay:
+        _check_free([Path(args.overlay)], args.force)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        _check_free([p for photo in args.photos for p in _out_paths(args.out, photo)], args.force)
+    scanner = Scanner(args.models, calibration=args.calibration)
+    photos = args.photos
+    if len(photos) > 1:
+        from tqdm import tqdm
+
+        photos = tqdm(photos, desc="scanning", unit="photo", file=sys.stderr)
+    first_failure = 0
+    for photo in photos:
+        try:
+            result = scanner.scan_path(photo)
+        except FjordsError as exc:
+            if len(args.photos) == 1:
+                raise
+            print(f"fjords: error: {photo}: {exc}", file=sys.stderr)
+            first_failure = first_failure or exc.exit_code
+            continue
+        doc = document(result.board)
+        if args.json:
+            print(json.dumps(doc, indent=None if len(args.photos) > 1 else 2))
+        else:
+            print(summary(photo, result, doc))
+        if args.overlay:
+            _write_overlay(Path(args.overlay), photo, result.board, doc)
+        if args.out:
+            json_path, overlay_path = _out_paths(args.out, photo)
+            json_path.write_text(json.dumps(doc, indent=2) + "\n")
+            _write_overlay(overlay_path, photo, result.board, doc)
+    return first_failure
+
+
+def _out_paths(out: Path, photo: str) -> tuple[Path, Path]:
+    stem = Path(photo).stem
+    return out / f"{stem}.json", out / f"{stem}.overlay.jpg"

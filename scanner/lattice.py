@@ -1,0 +1,203 @@
+"""Stage 4: find every tile and fit the lattice.
+
+Tile-centre candidates from :mod:`scanner.locate` are given axial positions by
+a grown lattice hypothesis (:mod:`scanner.lattice_assign`), the board-plane →
+photo model (homography + barrel distortion, :mod:`scanner.lattice_model`) is
+fitted to them, and every lattice cell near the board is then judged present
+or not from the tile-top probability inside its projected hexagon. Each
+present tile's corners are finally refined on its own (tiles sit a little
+turned and shifted on a real table).
+
+    python -m scanner.lattice evaluate --count 50 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from fjords.geometry import Hex
+from scanner.lattice_assign import MATCH_TOLERANCE, Assignment, assign_lattice
+from scanner.lattice_model import LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
+from scanner.locate import BoardRegion, NoBoardFound
+
+#: Mean tile-top probability inside a cell's (shrunk) hexagon above which the tile is present.
+PRESENCE_THRESHOLD = 0.5
+#: Share of the circumradius sampled when judging presence (keeps clear of the gaps).
+PRESENCE_SHRINK = 0.75
+#: A previous frame's fit is reused when this share of its tiles is found again.
+TRACKING_SHARE = 0.7
+
+
+@dataclass(frozen=True)
+class CellGeometry:
+    """One tile in the photo.
+
+    Attributes
+    ----------
+    hex : Hex
+    center_px : tuple of float
+    corners_px : ndarray (6, 2)
+        Corner ``k`` at ``30 + 60·k`` degrees in the lattice frame, counter-clockwise in the image.
+    visible : float
+        Share (0..1) of the top face inside the frame and not occluded.
+    confidence : float
+    """
+
+    hex: Hex
+    center_px: tuple[float, float]
+    corners_px: np.ndarray
+    visible: float
+    confidence: float
+
+
+@dataclass(frozen=True)
+class LatticeFit:
+    """The tiles believed present and the lattice model they lie on."""
+
+    cells: dict[Hex, CellGeometry]
+    model: LatticeModel
+    tile_radius_px: float
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
+
+    def board_to_image(self, pts: np.ndarray) -> np.ndarray:
+        """Board-plane coordinates (spec top-down frame, circumradius 1) → photo pixels."""
+        return self.model.board_to_image(pts)
+
+    def image_to_board(self, px: np.ndarray) -> np.ndarray:
+        return self.model.image_to_board(px)
+
+
+def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
+                previous: LatticeFit | None = None) -> LatticeFit:
+    """Find the tiles of a located board and fit the lattice.
+
+    Parameters
+    ----------
+    image_bgr : ndarray (H, W, 3)
+    board_region : BoardRegion
+        From :func:`scanner.locate.locate_board` on the same image.
+    previous : LatticeFit, optional
+        The previous video frame's fit: when most of its tiles are found again
+        near where they were, the lattice search is skipped.
+
+    Raises
+    ------
+    NoBoardFound
+        When no lattice explains the tile candidates.
+    """
+    start = time.perf_counter()
+    height, width = image_bgr.shape[:2]
+    size = (width, height)
+    points, weights = board_region.centre_candidates()
+    assignment = _track(previous, points, weights, size) if previous is not None else None
+    if assignment is None:
+        assignment = assign_lattice(points, weights, size)
+    if assignment is None or assignment.inlier.sum() < 1:
+        raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
+    timings = {"assign": time.perf_counter() - start}
+    model = assignment.model
+    if assignment.inlier.sum() >= 8:
+        model = fit_model(hex_centres(assignment.axial[assignment.inlier]), points[assignment.inlier], size,
+                          initial=model, fit_distortion=assignment.inlier.sum() >= 12)
+    cells = _present_cells(model, board_region, assignment)
+    timings["cells"] = time.perf_counter() - start - timings["assign"]
+    radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
+    return LatticeFit(cells, model, radius, timings)
+
+
+def _track(previous: LatticeFit, points: np.ndarray, weights: np.ndarray,
+           size: tuple[int, int]) -> Assignment | None:
+    """Match candidates to the previous frame's lattice; None when the board moved too much."""
+    if len(points) == 0 or not previous.cells:
+        return None
+    board = previous.model.image_to_board(points)
+    axial = nearest_hex(board)
+    residual = np.linalg.norm(board - hex_centres(axial), axis=1)
+    known = {(h.q, h.r) for h in previous.cells}
+    inlier = (residual < MATCH_TOLERANCE) & np.array([(int(q), int(r)) in known for q, r in axial])
+    if inlier.sum() < max(3, TRACKING_SHARE * len(previous.cells)):
+        return None
+    return Assignment(previous.model, axial, inlier, residual)
+
+
+def _present_cells(model: LatticeModel, region: BoardRegion, assignment: Assignment) -> dict[Hex, CellGeometry]:
+    """Judge every cell within one ring of the found tiles from the tile-top probability."""
+    found = assignment.axial[assignment.inlier]
+    qs = np.arange(found[:, 0].min() - 2, found[:, 0].max() + 3)
+    rs = np.arange(found[:, 1].min() - 2, found[:, 1].max() + 3)
+    grid = np.stack(np.meshgrid(qs, rs, indexing="ij"), axis=-1).reshape(-1, 2)
+    corners_board = hex_corners(grid)
+    centres_board = hex_centres(grid)
+    corners_px = model.board_to_image(corners_board)
+    centres_px = model.board_to_image(centres_board)
+    inner_px = model.board_to_image(centres_board[:, None] + PRESENCE_SHRINK * (corners_board - centres_board[:, None]))
+    prob = region.tile_probability
+    map_h, map_w = prob.shape
+    width, height = region.image_size
+    cells: dict[Hex, CellGeometry] = {}
+    for (q, r), corners, centre, inner in zip(grid, corners_px, centres_px, inner_px):
+        poly = region.to_map(inner)
+        x0, y0 = np.floor(poly.min(axis=0)).astype(int)
+        x1, y1 = np.ceil(poly.max(axis=0)).astype(int) + 1
+        if x1 <= 0 or y1 <= 0 or x0 >= map_w or y0 >= map_h:
+            continue
+        inside_frame = _share_inside(corners, width, height)
+        if inside_frame <= 0.0:
+            continue
+        cx0, cy0 = max(x0, 0), max(y0, 0)
+        cx1, cy1 = min(x1, map_w), min(y1, map_h)
+        mask = np.zeros((cy1 - cy0, cx1 - cx0), np.uint8)
+        cv2.fillConvexPoly(mask, np.round((poly - [cx0, cy0]) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+        if not mask.any():
+            continue
+        values = prob[cy0:cy1, cx0:cx1][mask > 0]
+        # Judge on the part inside the frame; a half-cut tile is still a tile.
+        score = float(values.mean())
+        if score < PRESENCE_THRESHOLD:
+            continue
+        h = Hex(int(q), int(r))
+        cells[h] = CellGeometry(h, (float(centre[0]), float(centre[1])), corners, inside_frame * min(1.0, score / 0.9),
+                                float(np.clip(2.0 * (score - 0.5), 0.0, 1.0)))
+    return cells
+
+
+def _share_inside(corners: np.ndarray, width: int, height: int) -> float:
+    """Share of a polygon's area inside the photo frame."""
+    poly = corners.astype(np.float32)
+    frame = np.array([[-0.5, -0.5], [width - 0.5, -0.5], [width - 0.5, height - 0.5], [-0.5, height - 0.5]],
+                     np.float32)
+    area = abs(cv2.contourArea(poly))
+    if area <= 0:
+        return 0.0
+    inter, _ = cv2.intersectConvexConvex(poly, frame)
+    return float(min(1.0, inter / area))
+
+
+def _radius(corners: np.ndarray) -> float:
+    return float(np.max(np.linalg.norm(corners - corners.mean(axis=0), axis=1)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scanner.lattice", description="Lattice stage tools.")
+    sub = parser.add_subparsers(dest="step", required=True)
+    evaluate = sub.add_parser("evaluate", help="tile recall/precision, corner error and time on renders")
+    evaluate.add_argument("--count", type=int, default=50)
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--width", type=int, default=2016)
+    evaluate.add_argument("--height", type=int, default=1512)
+    evaluate.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    from scanner.lattice_eval import evaluate_renders
+
+    evaluate_renders(args.count, args.seed, (args.width, args.height), verbose=args.verbose)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""Stage 3: find the board — where the tile tops are, and where their centres are.
+
+A small network (``models/tile_tops.onnx``, trained on renders by
+:mod:`scanner.train_locate`) reads the photo shrunk to :data:`WORK_SIDE`
+pixels and gives, at half that resolution, the probability of "top face of a
+tile" and a heat map peaking at tile centres. The board is the largest group
+of tile-top pixels; a photo with too little of it has no board (exit code 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from fjords.errors import FjordsError
+from scanner.onnx_model import DEFAULT_MODELS_DIR, OnnxModel
+
+WORK_SIDE = 384
+OUTPUT_STRIDE = 2
+DEFAULT_MODEL = DEFAULT_MODELS_DIR / "tile_tops.onnx"
+#: Fewer tile-top pixels than this share of the map means no board.
+MIN_BOARD_SHARE = 0.004
+#: Smallest heat-map peak taken as a tile-centre candidate.
+MIN_PEAK = 0.25
+
+
+class NoBoardFound(FjordsError):
+    """The photo shows no Fjords board (exit code 3)."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True)
+class BoardRegion:
+    """Where the board is, at the network's output resolution.
+
+    Attributes
+    ----------
+    tile_probability : ndarray (h, w) float32
+        Probability that each map pixel is the top face of a tile.
+    centre_heat : ndarray (h, w) float32
+        Heat map peaking at tile centres.
+    map_scale : float
+        Map pixels per photo pixel (photo coordinate ``x`` is map ``(x + 0.5)·s − 0.5``).
+    bbox_px : tuple of float
+        ``(x0, y0, x1, y1)`` of the board in photo pixels.
+    image_size : tuple of int
+        ``(width, height)`` of the photo.
+    """
+
+    tile_probability: np.ndarray
+    centre_heat: np.ndarray
+    map_scale: float
+    bbox_px: tuple[float, float, float, float]
+    image_size: tuple[int, int]
+
+    def to_map(self, px: np.ndarray) -> np.ndarray:
+        return (np.asarray(px, dtype=np.float64) + 0.5) * self.map_scale - 0.5
+
+    def to_photo(self, map_px: np.ndarray) -> np.ndarray:
+        return (np.asarray(map_px, dtype=np.float64) + 0.5) / self.map_scale - 0.5
+
+    def centre_candidates(self, min_peak: float = MIN_PEAK) -> tuple[np.ndarray, np.ndarray]:
+        """Local maxima of the centre heat map: photo positions ``(N, 2)`` and heights ``(N,)``."""
+        return heat_peaks(self.centre_heat, min_peak, self.to_photo)
+
+
+def work_size(width: int, height: int, side: int = WORK_SIDE) -> tuple[int, int]:
+    """The network's input size for a photo: long side ``side``, both sides multiples of 8."""
+    scale = side / max(width, height)
+    return max(8, round(width * scale / 8) * 8), max(8, round(height * scale / 8) * 8)
+
+
+class TileTopNet:
+    """The tile-top network, loaded once."""
+
+    def __init__(self, path: str | Path = DEFAULT_MODEL, threads: int = 2):
+        self.model = OnnxModel(path, threads)
+        self.version = self.model.version
+
+    def maps(self, image_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """Tile-top probability and centre heat maps of a photo, and the map scale."""
+        height, width = image_bgr.shape[:2]
+        size = work_size(width, height)
+        small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
+        out = self.model.run(small.transpose(2, 0, 1)[None].astype(np.float32))[0][0]
+        scale = size[0] / OUTPUT_STRIDE / width
+        return out[0], out[1], scale
+
+
+def locate_board(image_bgr: np.ndarray, net: TileTopNet) -> BoardRegion:
+    """Run the network and keep the board: raises :class:`NoBoardFound` when there is none."""
+    probability, heat, scale = net.maps(image_bgr)
+    tiles = probability > 0.5
+    if tiles.mean() < MIN_BOARD_SHARE:
+        raise NoBoardFound("no Fjords board found in the photo: frame the tiles so they fill most of the picture")
+    # Tiles are separated by thin gaps: close them before looking for the main group.
+    closed = cv2.morphologyEx(tiles.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8)
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    keep = 1 + np.flatnonzero(areas >= 0.05 * areas.max())
+    ys, xs = np.nonzero(np.isin(labels, keep))
+    corners = np.array([[xs.min(), ys.min()], [xs.max() + 1, ys.max() + 1]], dtype=np.float64) - 0.5
+    photo = (corners + 0.5) / scale - 0.5
+    height, width = image_bgr.shape[:2]
+    return BoardRegion(probability, heat, scale, (float(photo[0, 0]), float(photo[0, 1]),
+                                                  float(photo[1, 0]), float(photo[1, 1])), (width, height))
+
+
+def heat_peaks(heat: np.ndarray, min_peak: float, to_photo) -> tuple[np.ndarray, np.ndarray]:
+    """Local maxima above ``min_peak`` refined to sub-pixel by a 3×3 weighted centroid."""
+    dilated = cv2.dilate(heat, np.ones((3, 3), np.uint8))
+    ys, xs = np.nonzero((heat >= dilated) & (heat >= min_peak))
+    if len(xs) == 0:
+        return np.zeros((0, 2)), np.zeros(0)
+    padded = np.pad(heat, 1)
+    offsets = np.array([-1, 0, 1])
+    windows = padded[ys[:, None, None] + 1 + offsets[None, :, None], xs[:, None, None] + 1 + offsets[None, None, :]]
+    total = windows.sum(axis=(1, 2))
+    dx = (windows.sum(axis=1) * offsets).sum(axis=1) / total
+    dy = (windows.sum(axis=2) * offsets).sum(axis=1) / total
+    points = to_photo(np.stack([xs + dx, ys + dy], axis=-1))
+    return points, heat[ys, xs]

@@ -1,0 +1,42 @@
+"""A shipped ONNX model loaded once, with the version string recorded in every scan."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from fjords.errors import FjordsError
+
+DEFAULT_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+class ModelMissingError(FjordsError):
+    """A model file the scanner needs is not installed."""
+
+
+class OnnxModel:
+    """An ONNX Runtime session on the CPU.
+
+    ``version`` is the file's stem and the first twelve hex digits of its
+    SHA-256, so a scan says exactly which weights read it.
+    """
+
+    def __init__(self, path: str | Path, threads: int = 2):
+        import onnxruntime
+
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            raise ModelMissingError(f"model {path} is missing; train it (see models/README.md)") from None
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        self.input_name = self.session.get_inputs()[0].name
+        self.version = f"{path.stem}-{hashlib.sha256(data).hexdigest()[:12]}"
+
+    def run(self, x: np.ndarray) -> list[np.ndarray]:
+        return self.session.run(None, {self.input_name: np.ascontiguousarray(x, dtype=np.float32)})

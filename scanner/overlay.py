@@ -1,0 +1,145 @@
+"""The photo annotated with what the scan read, for a player to check at a glance.
+
+Readable without telling colours apart: sectors carry their letter (S, M, P),
+unread sectors a ``?`` and their tile a dashed outline; players are labelled
+A, B, C… (the legend names their colour and score), kinds by shape (square
+house, circle settler, triangle rune stone); territory is tinted and hatched
+with the owning player's letter.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import cv2
+import numpy as np
+
+from fjords.board import Board
+from fjords.geometry import SECTORS
+
+TERRAIN_BGR = {"S": (200, 120, 30), "M": (110, 110, 120), "P": (60, 190, 90), "?": (200, 0, 200)}
+PLAYER_BGR = {"red": (40, 40, 220), "yellow": (0, 215, 255), "blue": (220, 90, 20), "black": (30, 30, 30),
+              "white": (245, 245, 245), "green": (40, 160, 40), "grey": (140, 140, 140),
+              "beige": (160, 200, 225), "brown": (30, 70, 120), "orange": (0, 140, 255), "purple": (150, 40, 140)}
+FONT = cv2.FONT_HERSHEY_SIMPLEX
+
+
+def player_letters(board: Board) -> dict[str, str]:
+    """A letter per player, in order of appearance: A, B, C…"""
+    return {p: chr(ord("A") + n) for n, p in enumerate(board.players)}
+
+
+def _sector_triangle(corners: np.ndarray, i: int) -> np.ndarray:
+    """Image triangle of sector ``i`` from the tile's corners (rim halves between corners and edge midpoints)."""
+    centre = corners.mean(axis=0)
+    d, half = divmod(i, 2)
+    # Edge d runs from corner d-1 (at 60d-30 degrees) to corner d (at 60d+30 degrees).
+    start, end = corners[(d - 1) % 6], corners[d]
+    middle = (start + end) / 2.0
+    return np.array([centre, start, middle] if half == 0 else [centre, middle, end])
+
+
+def _text(image: np.ndarray, text: str, at, scale: float, colour=(255, 255, 255), thickness: int = 1) -> None:
+    """Text centred on ``at`` with a dark outline so it reads on any background."""
+    (w, h), _ = cv2.getTextSize(text, FONT, scale, thickness)
+    org = (int(at[0] - w / 2), int(at[1] + h / 2))
+    cv2.putText(image, text, org, FONT, scale, (0, 0, 0), thickness + 2, cv2.LINE_AA)
+    cv2.putText(image, text, org, FONT, scale, colour, thickness, cv2.LINE_AA)
+
+
+def _dashed_polygon(image: np.ndarray, pts: np.ndarray, colour, thickness: int, dash: float) -> None:
+    for a, b in zip(pts, np.roll(pts, -1, axis=0)):
+        length = float(np.linalg.norm(b - a))
+        steps = max(1, int(length / dash))
+        for k in range(0, steps, 2):
+            p = a + (b - a) * k / steps
+            q = a + (b - a) * min(k + 1, steps) / steps
+            cv2.line(image, tuple(int(v) for v in p), tuple(int(v) for v in q), colour, thickness, cv2.LINE_AA)
+
+
+def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any] | None = None) -> np.ndarray:
+    """The photo with the board drawn over it (geometry from the board's ``corners_px``/``base_px``).
+
+    ``analysis`` may hold ``score`` (player → points) and ``territory`` (a
+    ``Territory.to_json()`` document with ``secured`` player → tiles).
+    """
+    out = image_bgr.copy()
+    scale = float(board.extra.get("image", {}).get("width", out.shape[1])) / out.shape[1]
+    letters = player_letters(board)
+    tint = out.copy()
+    analysis = analysis or {}
+    owner = _secured_tiles(analysis.get("territory"))
+    for tile in board.tiles.values():
+        corners = np.asarray(tile.extra.get("corners_px", ()), dtype=np.float64) / scale
+        if corners.shape != (6, 2):
+            continue
+        for i in range(SECTORS):
+            tri = np.round(_sector_triangle(corners, i) * 16).astype(np.int32)
+            cv2.fillPoly(tint, [tri], TERRAIN_BGR.get(tile.terrain[i], TERRAIN_BGR["?"]), cv2.LINE_AA, shift=4)
+        player = owner.get((tile.hex.q, tile.hex.r))
+        if player is not None:
+            cv2.fillPoly(tint, [np.round(corners).astype(np.int32)], PLAYER_BGR.get(player, (255, 255, 255)))
+    out = cv2.addWeighted(tint, 0.35, out, 0.65, 0)
+    for tile in board.tiles.values():
+        corners = np.asarray(tile.extra.get("corners_px", ()), dtype=np.float64) / scale
+        if corners.shape != (6, 2):
+            continue
+        radius = float(np.max(np.linalg.norm(corners - corners.mean(axis=0), axis=1)))
+        font = max(0.3, radius / 90.0)
+        pts = np.round(corners).astype(np.int32)
+        if tile.known:
+            cv2.polylines(out, [pts], True, (255, 255, 255), 1, cv2.LINE_AA)
+        else:
+            _dashed_polygon(out, corners, TERRAIN_BGR["?"], max(2, int(radius / 25)), max(4.0, radius / 8))
+        for i in range(SECTORS):
+            at = _sector_triangle(corners, i).mean(axis=0) * 0.4 + _sector_triangle(corners, i)[1:].mean(axis=0) * 0.6
+            _text(out, tile.terrain[i], at, font * 0.8)
+        player = owner.get((tile.hex.q, tile.hex.r))
+        if player is not None:
+            _text(out, letters.get(player, "?").lower(), corners.mean(axis=0), font * 1.2, (255, 255, 255), 2)
+    for piece in board.pieces:
+        base = piece.extra.get("base_px")
+        if base is None:
+            continue
+        x, y = (float(v) / scale for v in base)
+        size = max(6, int(out.shape[1] / 150))
+        colour = PLAYER_BGR.get(piece.player or "", (255, 255, 255))
+        if piece.kind == "house":
+            cv2.rectangle(out, (int(x - size), int(y - size)), (int(x + size), int(y + size)), colour, -1)
+            cv2.rectangle(out, (int(x - size), int(y - size)), (int(x + size), int(y + size)), (0, 0, 0), 2)
+        elif piece.kind == "settler":
+            cv2.circle(out, (int(x), int(y)), size, colour, -1, cv2.LINE_AA)
+            cv2.circle(out, (int(x), int(y)), size, (0, 0, 0), 2, cv2.LINE_AA)
+        else:
+            tri = np.array([[x, y - size * 1.2], [x - size, y + size * 0.8], [x + size, y + size * 0.8]])
+            cv2.fillPoly(out, [tri.astype(np.int32)], (200, 200, 200))
+            cv2.polylines(out, [tri.astype(np.int32)], True, (0, 0, 0), 2)
+        label = letters.get(piece.player, "R") if piece.player else "R"
+        _text(out, label, (x, y), size / 12.0, (255, 255, 255), 2)
+    _legend(out, board, letters, analysis.get("score") or {})
+    return out
+
+
+def _secured_tiles(territory: Mapping[str, Any] | None) -> dict[tuple[int, int], str]:
+    """Tile → player for the tiles a player has secured, from ``Territory.to_json()``."""
+    owner: dict[tuple[int, int], str] = {}
+    secured = (territory or {}).get("secured") or {}
+    for player, tiles in secured.items():
+        for t in tiles:
+            q, r = (t["q"], t["r"]) if isinstance(t, Mapping) else t[:2]
+            owner[(int(q), int(r))] = player
+    return owner
+
+
+def _legend(image: np.ndarray, board: Board, letters: Mapping[str, str], score: Mapping[str, int]) -> None:
+    lines = [f"{letters[p]} = {p}: {score.get(p, 0)} pt" for p in letters]
+    lines.append("S sea  M mountain  P plain  ? unread")
+    lines.append("square house  circle settler  triangle rune")
+    scale = max(0.5, image.shape[1] / 1600)
+    height = int(32 * scale)
+    width = int(max(cv2.getTextSize(t, FONT, scale, 1)[0][0] for t in lines) + 20)
+    cv2.rectangle(image, (0, 0), (width, height * len(lines) + 10), (0, 0, 0), -1)
+    for n, text in enumerate(lines):
+        cv2.putText(image, text, (10, int(height * (n + 0.8)) + 5), FONT, scale, (255, 255, 255),
+                    max(1, int(math.ceil(scale))), cv2.LINE_AA)

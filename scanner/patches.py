@@ -1,0 +1,173 @@
+"""Warping a tile of a photo to the small canonical patches the classifiers read.
+
+Two views of a tile are used:
+
+* the **hex patch** (:func:`hex_patches`): the tile's top face rectified by the
+  homography that sends its six image corners to a regular hexagon, corner
+  ``k`` at ``30 + 60·k`` degrees counter-clockwise. In it sector ``i`` always
+  sits at the same place, so the sector classifier reads all twelve at once.
+* the **piece crop** (:func:`piece_crops`): a window in image axes around the
+  tile, scaled by the tile's size but not rotated, because a standing piece
+  rises towards the top of the photo whatever the board's rotation; the window
+  reaches further up than down for that reason.
+
+Both sample from an image pyramid so that a big tile shrunk to a small patch is
+averaged, not aliased.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from fjords.geometry import SECTORS, corner_angle
+
+HEX_PATCH = 48
+"""Side of the hex patch in pixels."""
+HEX_MARGIN = 1.12
+"""Half the hex patch side over the hexagon's circumradius: room for corner errors."""
+PIECE_CROP = 64
+"""Side of the piece crop in pixels."""
+PIECE_WINDOW = (-1.5, 1.5, -2.0, 1.0)
+"""Piece crop window ``(x0, x1, y0, y1)`` around the tile centre, in tile radii (y down)."""
+
+
+def canonical_corners(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
+    """The six corners of the regular hexagon of a ``size`` hex patch, shape (6, 2).
+
+    Corner ``k`` lies at ``30 + 60·k`` degrees counter-clockwise from +x, with
+    image y pointing down.
+    """
+    c = size / 2.0
+    radius = c / margin
+    angles = np.radians([corner_angle(k) for k in range(6)])
+    return np.stack([c + radius * np.cos(angles), c - radius * np.sin(angles)], axis=1)
+
+
+def sector_polygons(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
+    """The twelve sector triangles of a hex patch, shape (12, 3, 2).
+
+    Sector ``i`` is bounded by the centre and the rim points at ``30·i − 30``
+    and ``30·i`` degrees.
+    """
+    c = size / 2.0
+    corners = canonical_corners(size, margin)
+    # Rim points every 30 degrees from -30: corners at odd multiples of 30, edge midpoints between.
+    rim = []
+    for j in range(SECTORS + 1):
+        angle = 30.0 * j - 30.0
+        k = (angle - 30.0) / 60.0
+        if abs(k - round(k)) < 1e-9:
+            rim.append(corners[int(round(k)) % 6])
+        else:
+            a, b = corners[int(math.floor(k)) % 6], corners[int(math.ceil(k)) % 6]
+            rim.append((a + b) / 2.0)
+    centre = np.array([c, c])
+    return np.array([[centre, rim[i], rim[i + 1]] for i in range(SECTORS)])
+
+
+def tile_radius(corners_px: np.ndarray) -> float:
+    """The tile's size in the photo: the largest corner distance from its centre.
+
+    Foreshortening shrinks a tile along one axis only, so the largest distance
+    is close to the true circumradius in pixels whatever the camera elevation.
+    """
+    corners = np.asarray(corners_px, dtype=np.float64)
+    return float(np.max(np.linalg.norm(corners - corners.mean(axis=0), axis=1)))
+
+
+class Pyramid:
+    """An image and its successive halvings, for alias-free sampling at any scale.
+
+    Parameters
+    ----------
+    image : (H, W, 3) uint8 array
+    levels : int
+        Number of halvings kept (the first level is the image itself).
+    """
+
+    def __init__(self, image: np.ndarray, levels: int = 5):
+        self.levels = [image]
+        for _ in range(levels - 1):
+            if min(self.levels[-1].shape[:2]) < 32:
+                break
+            self.levels.append(cv2.pyrDown(self.levels[-1]))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.levels[0].shape
+
+    def level_for(self, shrink: float) -> int:
+        """The coarsest level that still has at least one source pixel per output pixel."""
+        level = int(math.floor(math.log2(max(shrink, 1.0))))
+        return min(max(level, 0), len(self.levels) - 1)
+
+    def warp(self, matrix: np.ndarray, size: int, shrink: float) -> np.ndarray:
+        """Sample a ``size`` square through ``matrix`` (3×3, image px of level 0 → output px)."""
+        level = self.level_for(shrink)
+        scale = np.diag([2.0 ** level, 2.0 ** level, 1.0])
+        # Pyramid level pixel centres: x_level = (x0 + 0.5) / 2**level - 0.5.
+        offset = 0.5 - 0.5 / 2.0 ** level
+        to_level0 = np.array([[1, 0, offset], [0, 1, offset], [0, 0, 1.0]]) @ scale
+        m = matrix @ to_level0
+        return cv2.warpPerspective(self.levels[level], m, (size, size), flags=cv2.INTER_LINEAR,
+                                   borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+
+
+def hex_homography(corners_px: np.ndarray, size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
+    """The 3×3 homography sending a tile's image corners onto the hex patch's corners."""
+    src = np.asarray(corners_px, dtype=np.float64).reshape(6, 2)
+    dst = canonical_corners(size, margin)
+    matrix, _ = cv2.findHomography(src, dst, 0)
+    if matrix is None:  # degenerate corners: fall back to the best affine map
+        affine, _ = cv2.estimateAffine2D(src, dst)
+        matrix = np.vstack([affine, [0, 0, 1]])
+    return matrix
+
+
+def hex_patches(pyramid: Pyramid, corners: list[np.ndarray], size: int = HEX_PATCH,
+                margin: float = HEX_MARGIN) -> np.ndarray:
+    """Hex patches of several tiles, shape (n, size, size, 3) uint8 BGR."""
+    out = np.zeros((len(corners), size, size, 3), np.uint8)
+    for n, c in enumerate(corners):
+        shrink = tile_radius(c) * 2.0 * margin / size
+        out[n] = pyramid.warp(hex_homography(c, size, margin), size, shrink)
+    return out
+
+
+def piece_window_matrix(corners_px: np.ndarray, size: int = PIECE_CROP) -> np.ndarray:
+    """The 3×3 similarity (no rotation) from image px to a tile's piece crop px."""
+    corners = np.asarray(corners_px, dtype=np.float64)
+    cx, cy = corners.mean(axis=0)
+    radius = tile_radius(corners)
+    x0, x1, y0, y1 = PIECE_WINDOW
+    sx = size / ((x1 - x0) * radius)
+    sy = size / ((y1 - y0) * radius)
+    return np.array([[sx, 0, -(cx + x0 * radius) * sx], [0, sy, -(cy + y0 * radius) * sy], [0, 0, 1.0]])
+
+
+def piece_crops(pyramid: Pyramid, corners: list[np.ndarray], size: int = PIECE_CROP) -> np.ndarray:
+    """Piece crops of several tiles, shape (n, size, size, 3) uint8 BGR."""
+    out = np.zeros((len(corners), size, size, 3), np.uint8)
+    x0, x1, _, _ = PIECE_WINDOW
+    for n, c in enumerate(corners):
+        shrink = tile_radius(c) * (x1 - x0) / size
+        out[n] = pyramid.warp(piece_window_matrix(c, size), size, shrink)
+    return out
+
+
+def apply_homography(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Map (n, 2) points through a 3×3 homography."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    h = np.hstack([pts, np.ones((len(pts), 1))]) @ np.asarray(matrix, dtype=np.float64).T
+    return h[:, :2] / h[:, 2:3]
+
+
+def sector_at(corners_px: np.ndarray, point_px: np.ndarray) -> int:
+    """The sector of a tile whose triangle (extended outwards) holds an image point."""
+    matrix = hex_homography(corners_px)
+    x, y = apply_homography(matrix, np.asarray(point_px))[0] - HEX_PATCH / 2.0
+    angle = math.degrees(math.atan2(-y, x)) % 360.0
+    return int((angle + 30.0) // 30.0) % SECTORS

@@ -1,0 +1,195 @@
+"""The whole scan: photo → checked, located, fitted, classified and decoded board.
+
+>>> from scanner.pipeline import Scanner
+>>> result = Scanner().scan_path("table.jpg")          # doctest: +SKIP
+>>> result.board.score(), result.advice                 # doctest: +SKIP
+
+:class:`Scanner` loads its models once, so a phone page or a video overlay can
+call :meth:`Scanner.scan` per frame; passing the previous frame's result lets
+the lattice fit start from the previous lattice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from fjords.board import Board
+from fjords.errors import FjordsError
+from scanner.assemble import DecodeSettings, TileEvidence, assemble
+from scanner.onnx_model import DEFAULT_MODELS_DIR
+from scanner.patches import Pyramid
+from scanner.pieces import PieceClassifier
+from scanner.sectors import SectorClassifier, sector_visibility
+
+CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
+#: Tiles less visible than this are reported with every sector ``?`` rather than read.
+MIN_TILE_VISIBLE = 0.05
+
+
+class CalibrationError(FjordsError):
+    """A calibration that cannot be read (exit code 2)."""
+
+
+def load_calibration(calibration: str | Path | Mapping[str, Any] | None) -> dict[str, tuple[int, int, int]] | None:
+    """Player colours of a table: a mapping name → RGB, or a JSON file ``{"colours": {name: [r, g, b]}}``.
+
+    A bare name is looked up as ``calibration/NAME.json`` in the project.
+    """
+    if calibration is None:
+        return None
+    if isinstance(calibration, Mapping):
+        colours = calibration.get("colours", calibration)
+    else:
+        path = Path(calibration)
+        if not path.suffix and not path.exists():
+            path = CALIBRATION_DIR / f"{calibration}.json"
+        try:
+            colours = json.loads(path.read_text()).get("colours")
+        except (OSError, ValueError, AttributeError) as exc:
+            raise CalibrationError(f"cannot read calibration {calibration}: {exc}") from None
+    try:
+        palette = {str(name).lower(): tuple(int(v) for v in rgb) for name, rgb in dict(colours).items()}
+    except (TypeError, ValueError):
+        raise CalibrationError(f"calibration {calibration} must map player names to [r, g, b]") from None
+    if not palette or any(len(rgb) != 3 for rgb in palette.values()):
+        raise CalibrationError(f"calibration {calibration} must map player names to [r, g, b]")
+    return palette
+
+
+@dataclass
+class ScanResult:
+    """One scanned photo.
+
+    Attributes
+    ----------
+    board : the board read; per tile ``extra`` holds ``confidence``, ``visible``,
+        ``center_px``, ``corners_px`` (original photo pixels); per piece
+        ``confidence``, ``base_px``, ``center_px``, ``rgb``; unread sectors are ``?``.
+    advice : sentences for the player (retake hints, unread tiles).
+    timings : seconds per stage.
+    lattice : the geometry stage's fit (reused by the next frame).
+    """
+
+    board: Board
+    advice: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    lattice: Any = None
+
+
+class Scanner:
+    """Reads photos of Fjords tables; loads every model once.
+
+    Parameters
+    ----------
+    models_dir : folder with the ONNX models (default: the project's ``models/``).
+    calibration : the table's player colours (see :func:`load_calibration`);
+        without one, colours are named among the eleven standard names.
+    settings : the decoder's constants.
+    """
+
+    def __init__(self, models_dir: str | Path | None = None, calibration=None,
+                 settings: DecodeSettings = DecodeSettings()):
+        from scanner.locate import TileTopNet
+
+        self.models_dir = Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR
+        self.settings = settings
+        self.tile_tops = TileTopNet(self.models_dir / "tile_tops.onnx")
+        self.sectors = SectorClassifier(self.models_dir)
+        self.pieces = PieceClassifier(self.models_dir, load_calibration(calibration))
+
+    @property
+    def model_versions(self) -> dict[str, str]:
+        return {"tile_tops": self.tile_tops.version, "sectors": self.sectors.version,
+                "pieces": self.pieces.version}
+
+    def scan_path(self, path: str | Path) -> ScanResult:
+        """Scan a photo file (JPEG, PNG, WebP, HEIC with pillow-heif)."""
+        from scanner.load import load_image
+
+        start = time.perf_counter()
+        loaded = load_image(path)
+        result = self.scan(loaded.image_bgr, scale=loaded.scale, original_size=loaded.original_size,
+                           file=Path(path).name)
+        result.timings = {"load": time.perf_counter() - start, **result.timings}
+        return result
+
+    def scan(self, image_bgr: np.ndarray, *, previous: ScanResult | None = None, scale: float = 1.0,
+             original_size: tuple[int, int] | None = None, file: str | None = None) -> ScanResult:
+        """Scan a BGR photo; ``scale`` is its size over the original's, for reporting geometry."""
+        from scanner.lattice import fit_lattice
+        from scanner.locate import locate_board
+        from scanner.quality import check_quality
+
+        timings: dict[str, float] = {}
+
+        @contextmanager
+        def timed(stage: str) -> Iterator[None]:
+            start = time.perf_counter()
+            yield
+            timings[stage] = time.perf_counter() - start
+
+        with timed("quality"):
+            report = check_quality(image_bgr)
+        with timed("locate"):
+            region = locate_board(image_bgr, self.tile_tops)
+        with timed("lattice"):
+            lattice = fit_lattice(image_bgr, region, previous=previous.lattice if previous else None)
+        cells = [c for c in lattice.cells.values()]
+        readable = [c for c in cells if c.visible >= MIN_TILE_VISIBLE]
+        corners = [np.asarray(c.corners_px, dtype=np.float64) for c in readable]
+        with timed("sectors"):
+            pyramid = Pyramid(image_bgr)
+            sector_probs = self.sectors.predict(pyramid, corners)
+            visible = sector_visibility(corners, image_bgr.shape)
+        with timed("pieces"):
+            pieces = self.pieces.predict(pyramid, corners)
+        with timed("assemble"):
+            evidence = {}
+            for n, cell in enumerate(readable):
+                evidence[cell.hex] = TileEvidence(cell.hex, sector_probs[n], visible[n], corners[n] / scale,
+                                                  float(cell.visible), _in_original(pieces[n], scale))
+            for cell in cells:
+                if cell.hex not in evidence:  # present but hidden: every sector unread
+                    evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),
+                                                      np.asarray(cell.corners_px) / scale, float(cell.visible))
+            height, width = image_bgr.shape[:2]
+            size = original_size or (round(width / scale), round(height / scale))
+            image_info = {"width": int(size[0]), "height": int(size[1])}
+            if file:
+                image_info = {"file": file, **image_info}
+            board = assemble(evidence, settings=self.settings,
+                             extra={"image": image_info, "scanner": {"models": self.model_versions}})
+        advice = list(report.advice) + unread_advice(board)
+        return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice)
+
+
+def _in_original(reading, scale: float):
+    """A piece reading with its points in original photo pixels."""
+    if reading is None or scale == 1.0:
+        return reading
+    from dataclasses import replace
+
+    return replace(reading, base_px=tuple(v / scale for v in reading.base_px),
+                   top_px=tuple(v / scale for v in reading.top_px))
+
+
+def unread_advice(board: Board) -> list[str]:
+    """One sentence about tiles the scan could not read completely, if any."""
+    unsure = [t for t in board.tiles.values() if not t.known]
+    if not unsure:
+        return []
+    cells = ", ".join(f"({t.hex.q},{t.hex.r})" for t in unsure[:6]) + (" …" if len(unsure) > 6 else "")
+    return [f"{len(unsure)} tile(s) not read with certainty ({cells}): check them, or retake the photo "
+            "from straight above without hands or glare over the board."]
+
+
+def scan(image_bgr: np.ndarray) -> Board:
+    """Convenience: the board of one BGR photo with the default models."""
+    return Scanner().scan(image_bgr).board

@@ -1,0 +1,139 @@
+"""Stage 2: is the photo good enough to read? Blur, darkness and glare.
+
+Each measure is made on a copy shrunk to :data:`WORK_SIDE` pixels on its long
+side so that thresholds do not depend on the camera's resolution:
+
+- blur: the width (Gaussian sigma, in work pixels) of the image's sharpest
+  edges, from how much their gradient drops under a known extra blur — a
+  step edge blurred by ``b`` has peak gradient ``∝ 1/b``, so the ratio of peak
+  gradients before and after blurring by ``s`` is ``sqrt(b² + s²) / b``,
+  independent of the edge's contrast;
+- darkness: the median luminance;
+- glare: the share of pixels clipped to white.
+
+A photo past a ``*_retake`` limit cannot be read and raises :class:`RetakePhoto`
+(exit code 4); one past a ``*_warn`` limit is read but the advice says why the
+result may suffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from fjords.errors import FjordsError
+
+WORK_SIDE = 1024
+#: Extra blur (sigma, work pixels) used to probe the sharpness of edges.
+PROBE_SIGMA = 3.0
+#: Share of the strongest gradients taken as "the sharpest edges".
+EDGE_QUANTILE = 0.995
+
+
+class RetakePhoto(FjordsError):
+    """The photo cannot be read reliably; the message says what to change (exit code 4)."""
+
+    exit_code = 4
+
+
+@dataclass(frozen=True)
+class QualityLimits:
+    """Thresholds of :func:`assess_quality` (blur in work pixels, brightness 0..1)."""
+
+    blur_warn: float = 2.0
+    blur_retake: float = 3.5
+    dark_warn: float = 0.16
+    dark_retake: float = 0.06
+    glare_warn: float = 0.03
+    glare_retake: float = 0.15
+
+
+@dataclass(frozen=True)
+class QualityReport:
+    """Measures of one photo and the advice they lead to.
+
+    Attributes
+    ----------
+    blur_px : float
+        Estimated blur of the sharpest edges (Gaussian sigma, pixels at
+        :data:`WORK_SIDE` on the long side); about 0.5–1 for a sharp photo.
+    brightness : float
+        Median luminance, 0 (black) to 1 (white).
+    glare_fraction : float
+        Share of pixels clipped to white.
+    advice : tuple of str
+        One sentence per problem, for the user.
+    retake : bool
+        True when some measure is past its retake limit.
+    """
+
+    blur_px: float
+    brightness: float
+    glare_fraction: float
+    advice: tuple[str, ...]
+    retake: bool
+
+
+def assess_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits()) -> QualityReport:
+    """Measure blur, brightness and glare of a BGR photo and say what to improve."""
+    grey = _work_grey(image_bgr)
+    blur = estimate_blur(grey)
+    brightness = float(np.median(grey)) / 255.0
+    glare = float(np.count_nonzero(grey >= 250)) / grey.size
+    advice: list[str] = []
+    retake = False
+    for value, warn, limit, message, worse_when_high in (
+        (blur, limits.blur_warn, limits.blur_retake,
+         "The photo is blurred: hold the phone still and let it focus on the tiles.", True),
+        (brightness, limits.dark_warn, limits.dark_retake,
+         "The photo is too dark: add light or move away from your own shadow.", False),
+        (glare, limits.glare_warn, limits.glare_retake,
+         "Glare washes out part of the board: tilt the phone or move the lamp.", True),
+    ):
+        past_warn = value > warn if worse_when_high else value < warn
+        if past_warn:
+            advice.append(message)
+            retake |= value > limit if worse_when_high else value < limit
+    return QualityReport(blur, brightness, glare, tuple(advice), retake)
+
+
+def check_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits()) -> QualityReport:
+    """:func:`assess_quality`, raising :class:`RetakePhoto` when the photo cannot be read."""
+    report = assess_quality(image_bgr, limits)
+    if report.retake:
+        raise RetakePhoto(" ".join(report.advice))
+    return report
+
+
+def estimate_blur(grey: np.ndarray) -> float:
+    """Gaussian sigma (pixels) of the sharpest edges of a greyscale image.
+
+    Returns 0 for an image without any edge (nothing to judge).
+    """
+    image = grey.astype(np.float32)
+    peak = _edge_strength(image)
+    if peak < 1.0:
+        return 0.0
+    probed = _edge_strength(cv2.GaussianBlur(image, (0, 0), PROBE_SIGMA))
+    ratio = peak / max(probed, 1e-6)
+    if ratio <= 1.0 + 1e-3:
+        return float("inf")
+    return float(PROBE_SIGMA / np.sqrt(ratio * ratio - 1.0))
+
+
+def _edge_strength(image: np.ndarray) -> float:
+    gx = cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=3)
+    return float(np.quantile(np.hypot(gx, gy), EDGE_QUANTILE)) / 8.0
+
+
+def _work_grey(image_bgr: np.ndarray) -> np.ndarray:
+    if image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+        raise ValueError("expected a BGR image of shape (H, W, 3)")
+    height, width = image_bgr.shape[:2]
+    scale = WORK_SIDE / max(height, width)
+    if scale < 1.0:
+        image_bgr = cv2.resize(image_bgr, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
+    return cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)

@@ -1,0 +1,154 @@
+"""Stage 5: the terrain (S, M, P) of the twelve sectors of every tile.
+
+The classifier reads one sector at a time from a small window of the tile's hex
+patch. Every sector is first brought to the place of sector 0 — sector ``2d``
+by turning the patch ``60·d`` degrees clockwise, sector ``2d + 1`` by the same
+turn and a mirror image — so one small network serves all twelve, sees only the
+sector's own neighbourhood (it cannot learn which terrain strings a tile
+catalogue happens to hold), and every training patch counts twelve times.
+
+``python -m scanner.sectors train|evaluate --help`` trains and measures the
+model (see :mod:`scanner.train_sectors`).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from fjords.geometry import SECTORS, TERRAINS
+from scanner.onnx_model import OnnxModel
+from scanner.patches import HEX_MARGIN, HEX_PATCH, Pyramid, apply_homography, hex_homography, hex_patches
+
+SECTOR_WINDOW = 24
+"""Side of the window a sector is classified from, in pixels."""
+
+MODEL_FILE = "sectors.onnx"
+
+
+def _window_origin(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> tuple[float, float]:
+    """Top-left corner (in the hex patch) of the window around sector 0.
+
+    Sector 0 is the triangle between the centre and the rim from −30° to 0°: it
+    lies right of and below the centre (image y points down). The window spans
+    from just left of the centre to just outside the rim.
+    """
+    c = size / 2.0
+    radius = c / margin
+    span = 1.12 * radius  # window side in patch pixels
+    x0 = c - 0.05 * radius
+    y0 = c + 0.25 * radius - span / 2.0
+    return x0, y0
+
+
+def window_matrices(size: int = HEX_PATCH, margin: float = HEX_MARGIN,
+                    window: int = SECTOR_WINDOW) -> np.ndarray:
+    """The twelve 2×3 affine maps from a hex patch to the window of sector ``i``, shape (12, 2, 3).
+
+    The map for sector ``i`` turns the patch so that sector ``i`` lands on
+    sector 0 (mirroring odd sectors across the x axis first), then crops and
+    scales the window.
+    """
+    c = size / 2.0
+    radius = c / margin
+    x0, y0 = _window_origin(size, margin)
+    scale = window / (1.12 * radius)
+    crop = np.array([[scale, 0, -x0 * scale], [0, scale, -y0 * scale], [0, 0, 1.0]])
+    to_centre = np.array([[1, 0, -c], [0, 1, -c], [0, 0, 1.0]])
+    from_centre = np.array([[1, 0, c], [0, 1, c], [0, 0, 1.0]])
+    mirror = np.diag([1.0, -1.0, 1.0])  # angle θ → −θ: sector 1 onto sector 0
+    out = np.zeros((SECTORS, 2, 3))
+    for i in range(SECTORS):
+        d, odd = divmod(i, 2)
+        # Turning the picture clockwise by 60·d degrees (in image coordinates with y down,
+        # a counter-clockwise angle θ is the point (cos θ, −sin θ)).
+        t = math.radians(60.0 * d)
+        turn = np.array([[math.cos(t), -math.sin(t), 0], [math.sin(t), math.cos(t), 0], [0, 0, 1.0]])
+        m = crop @ from_centre @ (mirror if odd else np.eye(3)) @ turn @ to_centre
+        out[i] = m[:2]
+    return out
+
+
+_WINDOW_MATRICES = window_matrices()
+
+
+def sector_windows(patches: np.ndarray) -> np.ndarray:
+    """The twelve sector windows of each hex patch, shape (n, 12, w, w, 3) uint8."""
+    n = len(patches)
+    out = np.zeros((n, SECTORS, SECTOR_WINDOW, SECTOR_WINDOW, 3), np.uint8)
+    for k in range(n):
+        for i in range(SECTORS):
+            out[k, i] = cv2.warpAffine(patches[k], _WINDOW_MATRICES[i], (SECTOR_WINDOW, SECTOR_WINDOW),
+                                       flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return out
+
+
+def to_tensor(images: np.ndarray) -> np.ndarray:
+    """uint8 BGR images (..., h, w, 3) → float32 (N, 3, h, w) in [-1, 1], the models' input."""
+    x = images.reshape((-1,) + images.shape[-3:]).astype(np.float32)
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2) / 127.5 - 1.0)
+
+
+def sector_visibility(corners: list[np.ndarray], image_shape: tuple[int, ...]) -> np.ndarray:
+    """Share of each sector lying inside the photo, shape (n, 12), from a few sample points."""
+    h, w = image_shape[:2]
+    c = HEX_PATCH / 2.0
+    radius = c / HEX_MARGIN
+    # Sample points of sector i at radii 0.45..0.95 and angles across the sector.
+    radii = np.array([0.45, 0.7, 0.95]) * radius * math.cos(math.radians(15))
+    samples = []
+    for i in range(SECTORS):
+        angles = np.radians(30.0 * i - 30.0 + np.array([6.0, 15.0, 24.0]))
+        rr, aa = np.meshgrid(radii, angles)
+        samples.append(np.stack([c + rr * np.cos(aa), c - rr * np.sin(aa)], -1).reshape(-1, 2))
+    samples = np.concatenate(samples)
+    out = np.zeros((len(corners), SECTORS))
+    for k, cs in enumerate(corners):
+        pts = apply_homography(np.linalg.inv(hex_homography(cs)), samples)
+        inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
+        out[k] = inside.reshape(SECTORS, -1).mean(axis=1)
+    return out
+
+
+class SectorClassifier:
+    """Probabilities of S, M, P for every sector of tiles, from the ONNX model.
+
+    Parameters
+    ----------
+    models_dir : path to the folder holding ``sectors.onnx``.
+    """
+
+    labels = TERRAINS
+
+    def __init__(self, models_dir: str | Path):
+        self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
+
+    @property
+    def version(self) -> str:
+        return self.model.version
+
+    def predict_patches(self, patches: np.ndarray) -> np.ndarray:
+        """Sector probabilities of hex patches, shape (n, 12, 3) in the order of :data:`TERRAINS`."""
+        if len(patches) == 0:
+            return np.zeros((0, SECTORS, 3), np.float32)
+        logits = self.model.run(to_tensor(sector_windows(patches)))[0]
+        return softmax(logits).reshape(len(patches), SECTORS, 3)
+
+    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> np.ndarray:
+        """Sector probabilities of tiles given by their image corners, shape (n, 12, 3)."""
+        return self.predict_patches(hex_patches(pyramid, corners))
+
+
+def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
+    z = logits - logits.max(axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+if __name__ == "__main__":
+    from scanner.train_sectors import main
+
+    raise SystemExit(main())

@@ -1,0 +1,194 @@
+"""Train the tile-top network of :mod:`scanner.locate` on rendered photos.
+
+The network sees the photo shrunk to :data:`scanner.locate.WORK_SIDE` pixels
+on its long side and predicts, at half that resolution, two maps: the
+probability that a pixel is the top face of a tile, and a heat map peaking at
+tile centres (a Gaussian of 0.3 tile radii). Targets are drawn from the
+render's truth corners. Seeds below 1 000 000 only.
+
+    python -m scanner.train_locate data --count 600 --seed 0
+    python -m scanner.train_locate train --epochs 30
+
+Needs the ``[train]`` extra (torch, onnx); the scanner itself only runs the ONNX file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scanner.locate import DEFAULT_MODEL, OUTPUT_STRIDE, work_size
+
+MAX_TRAINING_SEED = 1_000_000
+DEFAULT_DATA = Path("out/locate-data.npz")
+CENTRE_SIGMA = 0.3  # of the tile radius
+
+
+def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA) -> None:
+    """Render ``count`` photos (seeds ``seed..``) and keep them shrunk, with their tiles' corners."""
+    from renderer import render_random
+    from tqdm import tqdm
+
+    if seed + count > MAX_TRAINING_SEED:
+        raise SystemExit("training seeds must stay below 1 000 000")
+    rng = np.random.default_rng(seed)
+    images, corners, owners = [], [], []
+    for n, s in enumerate(tqdm(range(seed, seed + count), desc="rendering")):
+        width = int(rng.choice([1008, 1344, 2016]))
+        render = render_random(s, width=width, height=width * 3 // 4)
+        image, truth = render.image, render.truth
+        size = work_size(image.shape[1], image.shape[0])
+        images.append(cv2.resize(image, size, interpolation=cv2.INTER_AREA))
+        scale = size[0] / image.shape[1]
+        for t in truth["tiles"]:
+            if "corners_px" in t:
+                corners.append(np.asarray(t["corners_px"], np.float32) * scale)
+                owners.append(n)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, images=np.stack(images), corners=np.stack(corners), owners=np.asarray(owners))
+
+
+def targets(corners: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``(2, h, w)`` float32 targets at output resolution: tile-top mask and centre heat map."""
+    w, h = size[0] // OUTPUT_STRIDE, size[1] // OUTPUT_STRIDE
+    mask = np.zeros((h, w), np.uint8)
+    heat = np.zeros((h, w), np.float32)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    for c in corners:
+        c = (c + 0.5) / OUTPUT_STRIDE - 0.5
+        cv2.fillPoly(mask, [np.round(c * 16).astype(np.int32)], 1, lineType=cv2.LINE_AA, shift=4)
+        centre = c.mean(axis=0)
+        radius = float(np.max(np.linalg.norm(c - centre, axis=1)))
+        sigma = max(CENTRE_SIGMA * radius, 0.7)
+        heat = np.maximum(heat, np.exp(-((xs - centre[0]) ** 2 + (ys - centre[1]) ** 2) / (2 * sigma * sigma)))
+    return np.stack([mask.astype(np.float32), heat])
+
+
+def make_network():
+    import torch
+    from torch import nn
+
+    def block(cin, cout, stride=1, dilation=1):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, padding=dilation, dilation=dilation, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    class TileNet(nn.Module):
+        """Small encoder–decoder; output at half the input resolution."""
+
+        def __init__(self):
+            super().__init__()
+            self.half = nn.Sequential(block(3, 16, 2), block(16, 16))
+            self.quarter = nn.Sequential(block(16, 32, 2), block(32, 32))
+            self.eighth = nn.Sequential(block(32, 48, 2), block(48, 48, dilation=2), block(48, 48, dilation=4),
+                                        block(48, 48, dilation=2))
+            self.up_quarter = block(48 + 32, 32)
+            self.up_half = block(32 + 16, 24)
+            self.head = nn.Conv2d(24, 2, 1)
+
+        def forward(self, x):
+            x = x / 127.5 - 1.0
+            h = self.half(x)
+            q = self.quarter(h)
+            e = self.eighth(q)
+            u = nn.functional.interpolate(e, scale_factor=2.0, mode="bilinear", align_corners=False)
+            u = self.up_quarter(torch.cat([u, q], 1))
+            u = nn.functional.interpolate(u, scale_factor=2.0, mode="bilinear", align_corners=False)
+            u = self.up_half(torch.cat([u, h], 1))
+            return torch.sigmoid(self.head(u))
+
+    return TileNet()
+
+
+def train(data_path: Path, epochs: int, out: Path, seed: int, crop: int = 192) -> None:
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(2)
+    rng = np.random.default_rng(seed)
+    with np.load(data_path) as data:
+        images, corners, owners = data["images"], data["corners"], data["owners"]
+    size = (images.shape[2], images.shape[1])
+    target = np.stack([targets(corners[owners == i], size) for i in range(len(images))])
+    net = make_network()
+    optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    steps_per_epoch = max(1, len(images) // 16)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, 3e-3, total_steps=epochs * steps_per_epoch)
+    for epoch in range(epochs):
+        start, total = time.time(), 0.0
+        net.train()
+        for _ in range(steps_per_epoch):
+            x, y = _batch(images, target, rng, 16, crop)
+            pred = net(torch.from_numpy(x))
+            y = torch.from_numpy(y)
+            mask_loss = torch.nn.functional.binary_cross_entropy(pred[:, 0], y[:, 0])
+            # Centre pixels are rare: weight them up so the peaks are learnt.
+            weight = 1.0 + 20.0 * y[:, 1]
+            heat_loss = (torch.nn.functional.binary_cross_entropy(pred[:, 1], y[:, 1], reduction="none") * weight).mean()
+            loss = mask_loss + heat_loss
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            total += float(loss)
+        print(f"epoch {epoch + 1}/{epochs} loss {total / steps_per_epoch:.4f} ({time.time() - start:.0f} s)", flush=True)
+    export(net, out, size)
+
+
+def _batch(images: np.ndarray, target: np.ndarray, rng: np.random.Generator, n: int, crop: int):
+    """Random crops with flips, quarter turns and brightness/contrast changes."""
+    xs, ys = [], []
+    h, w = images.shape[1:3]
+    for _ in range(n):
+        i = rng.integers(len(images))
+        y0 = int(rng.integers(0, (h - crop) // OUTPUT_STRIDE + 1)) * OUTPUT_STRIDE
+        x0 = int(rng.integers(0, (w - crop) // OUTPUT_STRIDE + 1)) * OUTPUT_STRIDE
+        x = images[i, y0:y0 + crop, x0:x0 + crop].astype(np.float32)
+        t = target[i, :, y0 // OUTPUT_STRIDE:(y0 + crop) // OUTPUT_STRIDE, x0 // OUTPUT_STRIDE:(x0 + crop) // OUTPUT_STRIDE]
+        x = x.transpose(2, 0, 1)
+        k = int(rng.integers(4))
+        x, t = np.rot90(x, k, (1, 2)), np.rot90(t, k, (1, 2))
+        if rng.random() < 0.5:
+            x, t = x[:, :, ::-1], t[:, :, ::-1]
+        x = np.clip((x - 128) * rng.uniform(0.7, 1.3) + 128 + rng.uniform(-30, 30), 0, 255)
+        xs.append(np.ascontiguousarray(x))
+        ys.append(np.ascontiguousarray(t))
+    return np.stack(xs).astype(np.float32), np.stack(ys).astype(np.float32)
+
+
+def export(net, out: Path, size: tuple[int, int]) -> None:
+    import torch
+
+    net.eval()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    example = torch.zeros(1, 3, size[1], size[0])
+    torch.onnx.export(net, example, str(out), input_names=["image"], output_names=["maps"], opset_version=17,
+                      dynamic_axes={"image": {2: "height", 3: "width"}, "maps": {2: "h", 3: "w"}}, dynamo=False)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scanner.train_locate", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="step", required=True)
+    data = sub.add_parser("data", help="render training photos")
+    data.add_argument("--count", type=int, default=600)
+    data.add_argument("--seed", type=int, default=0)
+    data.add_argument("--out", type=Path, default=DEFAULT_DATA)
+    fit = sub.add_parser("train", help="train and export models/tile_tops.onnx")
+    fit.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    fit.add_argument("--epochs", type=int, default=30)
+    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--out", type=Path, default=DEFAULT_MODEL)
+    args = parser.parse_args(argv)
+    if args.step == "data":
+        build_dataset(args.count, args.seed, args.out)
+    else:
+        train(args.data, args.epochs, args.out, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

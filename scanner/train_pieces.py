@@ -1,0 +1,137 @@
+"""Train and measure the piece model (``models/pieces.onnx``).
+
+``python -m scanner.train_pieces train --data out/reading-data.npz`` trains on
+piece crops cut by :mod:`scanner.training` (rendered photos only);
+``evaluate --data ...`` measures kind and colour accuracy on other seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from scanner.onnx_model import DEFAULT_MODELS_DIR, OnnxModel
+from scanner.patches import PIECE_CROP
+from scanner.pieces import COLOUR_NAMES, MODEL_FILE, PIECE_KINDS
+from scanner.sectors import softmax, to_tensor
+from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter
+
+
+def build_model():
+    """A small CNN: 64×64 piece crop → kind logits, colour logits, base and top points."""
+    import torch
+    from torch import nn
+
+    def block(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                             nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                             nn.MaxPool2d(2))
+
+    class PieceNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(block(3, 16), block(16, 24), block(24, 48), block(48, 64), nn.Flatten(),
+                                          nn.Linear(64 * (PIECE_CROP // 16) ** 2, 128), nn.ReLU(), nn.Dropout(0.1))
+            self.kind = nn.Linear(128, len(PIECE_KINDS))
+            self.colour = nn.Linear(128, len(COLOUR_NAMES))
+            self.points = nn.Linear(128, 4)
+
+        def forward(self, x):
+            f = self.features(x)
+            return self.kind(f), self.colour(f), torch.sigmoid(self.points(f))
+
+    return PieceNet()
+
+
+def train(data: Path, out: Path, steps: int, batch: int, seed: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(seed)
+    samples = ReadingSamples.load(data)
+    x_all = torch.from_numpy(np.ascontiguousarray(samples.piece_crops.transpose(0, 3, 1, 2)))  # uint8
+    kinds = torch.from_numpy(samples.piece_kind.astype(np.int64))
+    colours = torch.from_numpy(samples.piece_colour.astype(np.int64))
+    points = torch.from_numpy(samples.piece_points)
+    print(f"{len(kinds)} crops; kinds {np.bincount(samples.piece_kind, minlength=4).tolist()}; colours "
+          f"{np.bincount(samples.piece_colour[samples.piece_colour >= 0], minlength=len(COLOUR_NAMES)).tolist()}")
+    model = build_model()
+    generator = torch.Generator().manual_seed(seed)
+
+    def batches(step):
+        idx = torch.randint(0, len(kinds), (batch,), generator=generator)
+        # Colour is the whole point of the colour head: jitter brightness only, never the hue.
+        x = x_all[idx].float() / 127.5 - 1.0
+        scale = 1.0 + 0.3 * (torch.rand(batch, 1, 1, 1, generator=generator) - 0.5)
+        kind_logits, colour_logits, pts = model(x * scale)
+        loss = F.cross_entropy(kind_logits, kinds[idx], label_smoothing=0.01)
+        has_colour = colours[idx] >= 0
+        if has_colour.any():
+            loss = loss + F.cross_entropy(colour_logits[has_colour], colours[idx][has_colour], label_smoothing=0.01)
+        has_piece = kinds[idx] > 0
+        if has_piece.any():
+            loss = loss + 20.0 * F.smooth_l1_loss(pts[has_piece], points[idx][has_piece], beta=0.02)
+        return loss
+
+    fit(model, batches, steps)
+    export_onnx(model, torch.from_numpy(to_tensor(samples.piece_crops[:2])), out, ["kind", "colour", "points"])
+    print(f"wrote {out}")
+
+
+def evaluate(data: Path, models_dir: Path) -> dict[str, float]:
+    """Kind and colour accuracy, and base point error (in tile radii), on held-out crops."""
+    samples = ReadingSamples.load(data)
+    model = OnnxModel(models_dir / MODEL_FILE)
+    kind_logits, colour_logits, pts = [], [], []
+    for start in range(0, len(samples.piece_kind), 512):
+        k, c, p = model.run(to_tensor(samples.piece_crops[start:start + 512]))
+        kind_logits.append(k), colour_logits.append(c), pts.append(p)
+    kind_probs = softmax(np.concatenate(kind_logits))
+    colour = np.concatenate(colour_logits).argmax(axis=1)
+    pts = np.concatenate(pts)
+    truth = samples.piece_kind
+    predicted = kind_probs.argmax(axis=1)
+    has_piece, said_piece = truth > 0, predicted > 0
+    has_colour = samples.piece_colour >= 0
+    both = has_piece & said_piece
+    # Crop units → tile radii: the crop is 3 tile radii wide.
+    base_error = np.linalg.norm(pts[both, :2] - samples.piece_points[both, :2], axis=1) * 3.0
+    sure = kind_probs.max(axis=1) >= 0.99
+    return {
+        "tiles": int(len(truth)), "pieces": int(has_piece.sum()),
+        "kind_accuracy": float(np.mean(predicted == truth)),
+        "piece_recall": float(np.mean(said_piece[has_piece])) if has_piece.any() else 1.0,
+        "piece_precision": float(np.mean(has_piece[said_piece])) if said_piece.any() else 1.0,
+        "kind_accuracy_on_pieces": float(np.mean(predicted[has_piece] == truth[has_piece])),
+        "colour_accuracy": float(np.mean(colour[has_colour] == samples.piece_colour[has_colour])),
+        "wrong_kind_among_conf>=0.99": float(np.mean(predicted[sure] != truth[sure])) if sure.any() else 0.0,
+        "base_error_median_radii": float(np.median(base_error)) if len(base_error) else 0.0,
+        "base_error_p99_radii": float(np.percentile(base_error, 99)) if len(base_error) else 0.0,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scanner.train_pieces", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    p_train = sub.add_parser("train", help="train on rendered samples and write the ONNX model")
+    p_train.add_argument("--data", type=Path, required=True, help="samples from python -m scanner.training")
+    p_train.add_argument("--out", type=Path, default=DEFAULT_MODELS_DIR / MODEL_FILE)
+    p_train.add_argument("--steps", type=int, default=5000)
+    p_train.add_argument("--batch", type=int, default=128)
+    p_train.add_argument("--seed", type=int, default=0)
+    p_eval = sub.add_parser("evaluate", help="kind, colour and position accuracy on held-out samples")
+    p_eval.add_argument("--data", type=Path, required=True)
+    p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
+    args = parser.parse_args(argv)
+    if args.action == "train":
+        train(args.data, args.out, args.steps, args.batch, args.seed)
+    else:
+        for key, value in evaluate(args.data, args.models).items():
+            print(f"{key:32s} {value:.6g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""Train and measure the sector classifier (``models/sectors.onnx``).
+
+``python -m scanner.train_sectors train --data out/reading-data.npz`` trains on
+samples cut by :mod:`scanner.training` (rendered photos only) and writes the
+ONNX model; ``evaluate --data ...`` measures accuracy and calibration on
+samples from other seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from fjords.geometry import SECTORS
+from scanner.onnx_model import DEFAULT_MODELS_DIR
+from scanner.sectors import MODEL_FILE, SECTOR_WINDOW, SectorClassifier, sector_windows, to_tensor
+from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter
+
+
+def build_model():
+    """A small CNN: 24×24 window of sector 0 → logits of S, M, P."""
+    from torch import nn
+
+    def block(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                             nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                             nn.MaxPool2d(2))
+
+    return nn.Sequential(block(3, 16), block(16, 32), block(32, 48), nn.Flatten(),
+                         nn.Linear(48 * (SECTOR_WINDOW // 8) ** 2, 64), nn.ReLU(), nn.Dropout(0.1),
+                         nn.Linear(64, 3))
+
+
+def train(data: Path, out: Path, steps: int, batch: int, seed: int) -> None:
+    import torch
+
+    torch.manual_seed(seed)
+    samples = ReadingSamples.load(data)
+    # Every tile gives twelve windows, one per sector, each labelled with its own sector's terrain.
+    windows = sector_windows(samples.hex_patches).reshape(-1, SECTOR_WINDOW, SECTOR_WINDOW, 3)
+    labels = torch.from_numpy(samples.sector_labels.reshape(-1).astype(np.int64))
+    x_all = torch.from_numpy(np.ascontiguousarray(windows.transpose(0, 3, 1, 2)))  # uint8 until batched
+    print(f"{len(labels)} sector windows from {len(samples.sector_labels)} tiles; "
+          f"S/M/P = {np.bincount(labels.numpy(), minlength=3).tolist()}")
+    model = build_model()
+    generator = torch.Generator().manual_seed(seed)
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.01)
+
+    def batches(step):
+        idx = torch.randint(0, len(labels), (batch,), generator=generator)
+        x = x_all[idx].float() / 127.5 - 1.0
+        return loss_fn(model(photometric_jitter(x, generator)), labels[idx])
+
+    fit(model, batches, steps)
+    export_onnx(model, torch.from_numpy(to_tensor(windows[:2])), out, ["logits"])
+    print(f"wrote {out}")
+
+
+def evaluate(data: Path, models_dir: Path) -> dict[str, float]:
+    """Per-sector accuracy, and how right the confident answers are, on held-out samples."""
+    samples = ReadingSamples.load(data)
+    probs = SectorClassifier(models_dir).predict_patches(samples.hex_patches)
+    best = probs.max(axis=-1).ravel()
+    wrong = probs.argmax(axis=-1).ravel() != samples.sector_labels.ravel()
+    tiles_exact = float(np.mean(~wrong.reshape(-1, SECTORS).any(axis=1)))
+    result = {"sectors": int(wrong.size), "accuracy": float(1 - wrong.mean()), "tiles_exact": tiles_exact}
+    for threshold in (0.9, 0.99, 0.999):
+        sure = best >= threshold
+        result[f"share_conf>={threshold}"] = float(sure.mean())
+        result[f"wrong_among_conf>={threshold}"] = float(wrong[sure].mean()) if sure.any() else 0.0
+        result[f"wrong_flagged_below_{threshold}"] = float((~sure[wrong]).mean()) if wrong.any() else 1.0
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scanner.train_sectors", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    p_train = sub.add_parser("train", help="train on rendered samples and write the ONNX model")
+    p_train.add_argument("--data", type=Path, required=True, help="samples from python -m scanner.training")
+    p_train.add_argument("--out", type=Path, default=DEFAULT_MODELS_DIR / MODEL_FILE)
+    p_train.add_argument("--steps", type=int, default=6000)
+    p_train.add_argument("--batch", type=int, default=256)
+    p_train.add_argument("--seed", type=int, default=0)
+    p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
+    p_eval.add_argument("--data", type=Path, required=True)
+    p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
+    args = parser.parse_args(argv)
+    if args.action == "train":
+        train(args.data, args.out, args.steps, args.batch, args.seed)
+    else:
+        for key, value in evaluate(args.data, args.models).items():
+            print(f"{key:32s} {value:.6g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

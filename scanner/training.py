@@ -1,0 +1,200 @@
+"""Training data and the training loop shared by the reading stages' models.
+
+Samples come from the renderer's photos only (seeds below 1 000 000; seeds from
+1 000 000 up are the held-out evaluation set). Tiles are cut out with the
+render's TRUTH corners, jittered by a few percent of the tile radius and turned
+a few degrees, so that the classifiers tolerate the lattice fit's errors
+without depending on it.
+
+This module needs the ``[train]`` extra (torch); the scanner never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fjords.geometry import SECTORS, TERRAINS
+from scanner.patches import PIECE_CROP, Pyramid, apply_homography, hex_patches, piece_crops, piece_window_matrix
+from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
+
+MAX_TRAINING_SEED = 1_000_000
+DEFAULT_DATA = Path("out/reading-data.npz")
+
+
+def jitter_corners(corners: np.ndarray, rng: np.random.Generator, amount: float = 0.04,
+                   max_turn_deg: float = 4.0) -> np.ndarray:
+    """The tile's corners moved as a lattice fit might get them wrong.
+
+    Each corner moves by ``amount`` tile radii (standard deviation), the whole
+    tile shifts by as much, scales by a few percent and turns by up to
+    ``max_turn_deg`` degrees.
+    """
+    centre = corners.mean(axis=0)
+    radius = float(np.max(np.linalg.norm(corners - centre, axis=1)))
+    t = math.radians(rng.uniform(-max_turn_deg, max_turn_deg))
+    turn = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+    scale = 1.0 + rng.normal(0.0, amount)
+    moved = (corners - centre) @ turn.T * scale + centre
+    moved += rng.normal(0.0, amount * radius, size=2)
+    moved += rng.normal(0.0, amount * radius, size=(6, 2))
+    return moved
+
+
+@dataclass
+class ReadingSamples:
+    """Labelled hex patches and piece crops cut from photos."""
+
+    hex_patches: np.ndarray    # (n, 48, 48, 3) uint8
+    sector_labels: np.ndarray  # (n, 12) int8 index into TERRAINS
+    piece_crops: np.ndarray    # (n, 64, 64, 3) uint8
+    piece_kind: np.ndarray     # (n,) int8 index into PIECE_KINDS
+    piece_colour: np.ndarray   # (n,) int8 index into COLOUR_NAMES, -1 without a player colour
+    piece_points: np.ndarray   # (n, 4) float32: base x, y, top x, y in crop units (0..1)
+
+    @classmethod
+    def concatenate(cls, parts: list["ReadingSamples"]) -> "ReadingSamples":
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in cls.__dataclass_fields__))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, **{f: getattr(self, f) for f in self.__dataclass_fields__})
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ReadingSamples":
+        with np.load(path) as data:
+            return cls(*(data[f] for f in cls.__dataclass_fields__))
+
+
+def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator,
+                        copies: int = 1, min_visible: float = 0.95) -> ReadingSamples:
+    """Cut every visible tile of one rendered photo, ``copies`` times with different jitter."""
+    tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t]
+    pieces = {(p["q"], p["r"]): p for p in truth.get("pieces", []) if "base_px" in p}
+    pyramid = Pyramid(image)
+    corners, labels, kinds, colours, points = [], [], [], [], []
+    for _ in range(copies):
+        for t in tiles:
+            c = jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng)
+            corners.append(c)
+            labels.append([TERRAINS.index(ch) for ch in t["terrain"]])
+            piece = pieces.get((t["q"], t["r"]))
+            if piece is None:
+                kinds.append(0)
+                colours.append(-1)
+                points.append([0.0] * 4)
+                continue
+            kinds.append(PIECE_KINDS.index(piece["kind"]))
+            player = (piece.get("player") or "").lower()
+            colours.append(COLOUR_NAMES.index(player) if player in COLOUR_NAMES else -1)
+            m = piece_window_matrix(c)
+            ends = apply_homography(m, np.array([piece["base_px"], piece.get("center_px", piece["base_px"])]))
+            points.append(list((ends / PIECE_CROP).ravel()))
+    return ReadingSamples(
+        hex_patches=hex_patches(pyramid, corners) if corners else np.zeros((0, 48, 48, 3), np.uint8),
+        sector_labels=np.asarray(labels, np.int8).reshape(-1, SECTORS),
+        piece_crops=piece_crops(pyramid, corners) if corners else np.zeros((0, 64, 64, 3), np.uint8),
+        piece_kind=np.asarray(kinds, np.int8),
+        piece_colour=np.asarray(colours, np.int8),
+        piece_points=np.asarray(points, np.float32).reshape(-1, 4),
+    )
+
+
+def render_sizes(rng: np.random.Generator) -> tuple[int, int]:
+    """A photo size for training: phone-like 4:3, mostly smaller than full size to save time."""
+    width = int(rng.choice([1008, 1344, 1512, 2016]))
+    return width, width * 3 // 4
+
+
+def build_dataset(count: int, seed: int, copies: int = 2, progress: bool = True) -> ReadingSamples:
+    """Samples from ``count`` rendered photos with seeds ``seed .. seed + count - 1``."""
+    from renderer import render_random
+    from tqdm import tqdm
+
+    if seed + count > MAX_TRAINING_SEED:
+        raise ValueError(f"training seeds must stay below {MAX_TRAINING_SEED}")
+    parts = []
+    for s in tqdm(range(seed, seed + count), disable=not progress, desc="rendering", unit="photo"):
+        rng = np.random.default_rng(s)
+        width, height = render_sizes(rng)
+        render = render_random(s, width=width, height=height)
+        parts.append(samples_from_render(render.image, render.truth, rng, copies=copies))
+    return ReadingSamples.concatenate(parts)
+
+
+# -- the training loop -----------------------------------------------------------
+
+
+def photometric_jitter(x, generator):
+    """Random brightness, contrast and per-channel gain on a batch of [-1, 1] images (torch)."""
+    import torch
+
+    n = x.shape[0]
+    gain = 1.0 + 0.15 * (torch.rand(n, 3, 1, 1, generator=generator) - 0.5)
+    contrast = 1.0 + 0.4 * (torch.rand(n, 1, 1, 1, generator=generator) - 0.5)
+    shift = 0.3 * (torch.rand(n, 1, 1, 1, generator=generator) - 0.5)
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    noise = 0.03 * torch.rand(n, 1, 1, 1, generator=generator) * torch.randn(x.shape, generator=generator)
+    return ((x - mean) * contrast + mean) * gain + shift + noise
+
+
+def fit(model, batches, steps: int, lr: float = 3e-3, log_every: int = 200) -> None:
+    """Train ``model`` with AdamW and a one-cycle schedule.
+
+    ``batches`` yields ``loss_fn`` closures: ``batches(step)`` returns the loss
+    of one batch as a torch scalar.
+    """
+    import torch
+
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=steps, pct_start=0.15)
+    model.train()
+    start, running = time.time(), 0.0
+    for step in range(steps):
+        loss = batches(step)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        running += float(loss)
+        if (step + 1) % log_every == 0:
+            print(f"step {step + 1}/{steps} loss {running / log_every:.4f} ({time.time() - start:.0f} s)",
+                  flush=True)
+            running = 0.0
+    model.eval()
+
+
+def export_onnx(model, example, path: str | Path, output_names: list[str]) -> None:
+    """Write ``model`` as ONNX with a dynamic batch dimension."""
+    import torch
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    with torch.no_grad():
+        torch.onnx.export(model, example, str(path), input_names=["image"], output_names=output_names,
+                          dynamic_axes={"image": {0: "n"}, **{o: {0: "n"} for o in output_names}},
+                          opset_version=17, dynamo=False)
+
+
+def dataset_main(argv: list[str] | None = None) -> int:
+    """``python -m scanner.training``: render photos and save their labelled samples."""
+    parser = argparse.ArgumentParser(prog="python -m scanner.training",
+                                     description="Render training photos and cut labelled tile samples.")
+    parser.add_argument("--count", type=int, default=400, help="photos to render")
+    parser.add_argument("--seed", type=int, default=0, help="first render seed (< 1 000 000)")
+    parser.add_argument("--copies", type=int, default=2, help="jittered cut-outs per tile")
+    parser.add_argument("--out", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args(argv)
+    samples = build_dataset(args.count, args.seed, args.copies)
+    samples.save(args.out)
+    print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(dataset_main())

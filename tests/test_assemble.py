@@ -1,0 +1,101 @@
+"""The joint decoder: edge agreement as a prior, never hiding a confident rule break, '?' when unsure."""
+
+import numpy as np
+import pytest
+
+from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
+from scanner.assemble import DecodeSettings, TileEvidence, assemble, decode_sectors, place_piece
+from scanner.pieces import COLOUR_NAMES, PieceReading
+
+CORNERS = np.array([[10.0 + 10 * np.cos(np.radians(30 + 60 * k)), 10 - 10 * np.sin(np.radians(30 + 60 * k))]
+                    for k in range(6)])
+
+
+def sure(terrain: str, p: float = 0.999) -> np.ndarray:
+    """Sector probabilities putting ``p`` on each letter of ``terrain``."""
+    probs = np.full((SECTORS, 3), (1 - p) / 2)
+    for i, letter in enumerate(terrain):
+        probs[i, TERRAINS.index(letter)] = p
+    return probs
+
+
+def evidence(h: Hex, probs: np.ndarray, piece: PieceReading | None = None, visible=None) -> TileEvidence:
+    return TileEvidence(h, probs, np.ones(SECTORS) if visible is None else visible, CORNERS, 1.0, piece)
+
+
+def reading(kind: int, sector: int, colour: str = "red") -> PieceReading:
+    kinds = np.full(4, 0.01)
+    kinds[kind] = 0.97
+    colours = np.full(len(COLOUR_NAMES), 0.001)
+    colours[COLOUR_NAMES.index(colour)] = 0.99
+    return PieceReading(kinds, colours, COLOUR_NAMES, (10.0, 10.0), (10.0, 5.0), sector, (200, 30, 30))
+
+
+A, B = Hex(0, 0), Hex(1, 0)  # B is across edge 0 of A: A's sectors 0, 1 face B's 7, 6
+
+
+def test_unsure_sector_follows_a_confident_neighbour():
+    a = sure("PPPPPPPPPPPP")
+    a[0] = [0.55, 0.0, 0.45]  # leaning to S, but unsure
+    post = decode_sectors({A: evidence(A, a), B: evidence(B, sure("PPPPPPPPPPPP"))})
+    assert TERRAINS[post[A][0].argmax()] == "P"
+    assert post[A][0].max() > 0.9
+
+
+def test_confident_mismatch_is_kept():
+    b = sure("PPPPPPPSPPPP")  # B's sector 7 is sea, facing A's sector 0 (plain)
+    assert facing_sector(0) == 7
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: evidence(B, b)})
+    assert board.tiles[A].terrain[0] == "P"
+    assert board.tiles[B].terrain[7] == "S"
+
+
+def test_unsure_lone_sector_is_written_unknown():
+    a = sure("SSSSSSSSSSSS")
+    a[5] = [0.4, 0.35, 0.25]
+    board = assemble({A: evidence(A, a)})
+    assert board.tiles[A].terrain == "SSSSS?SSSSSS"
+    assert not board.tiles[A].known
+
+
+def test_sectors_outside_the_photo_are_unknown():
+    visible = np.ones(SECTORS)
+    visible[[2, 3]] = 0.0
+    board = assemble({A: evidence(A, sure("MMMMMMMMMMMM"), visible=visible)})
+    assert board.tiles[A].terrain == "MM??MMMMMMMM"
+
+
+def test_tile_geometry_and_confidence_are_recorded():
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP", 0.99))})
+    extra = board.tiles[A].extra
+    assert extra["confidence"] == pytest.approx(0.99 ** 12, abs=1e-3)
+    assert len(extra["corners_px"]) == 6
+
+
+def test_piece_is_moved_to_the_plain_sector_beside_it():
+    assert place_piece(reading(1, 4), "PPPPSSSSSSSS") == 3
+    assert place_piece(reading(1, 4), "SSSSSPSSSSSS") == 5
+    # No plain within one sector: kept where read, so the engine reports the break.
+    assert place_piece(reading(1, 8), "PPSSSSSSSSSS") == 8
+
+
+def test_pieces_kinds_and_players():
+    board = assemble({A: evidence(A, sure("PPPPPPSSSSSS"), reading(2, 1, "blue")),
+                      B: evidence(B, sure("PPPPPPPPPPPP"), reading(0, 0))})
+    assert len(board.pieces) == 1
+    piece = board.pieces[0]
+    assert (piece.hex, piece.kind, piece.player) == (A, "settler", "blue")
+    assert 0.9 < piece.extra["confidence"] <= 1.0
+
+
+def test_runestone_has_no_player():
+    board = assemble({A: evidence(A, sure("SSSSSSSSSSSS"), reading(3, 5))})
+    assert board.pieces[0].kind == "runestone" and board.pieces[0].player is None
+
+
+def test_stricter_threshold_writes_more_unknowns():
+    a = sure("PPPPPPPPPPPP", 0.95)
+    loose = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.9))
+    strict = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.99))
+    assert loose.tiles[A].terrain == "P" * 12
+    assert strict.tiles[A].terrain == "?" * 12

@@ -1,0 +1,85 @@
+"""The engine's subcommands as a user meets them: exit codes, JSON shape, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fjords_cli.main import main
+
+LEGAL = {
+    "format": "fjords-board/1",
+    "edition": "classic",
+    "tiles": [
+        {"q": 0, "r": 0, "terrain": "PPPPPPPPPPPP", "start": True},
+        {"q": 1, "r": 0, "terrain": "PPPPPPPPPPPP", "start": True},
+        {"q": 0, "r": 1, "terrain": "PPPPPPPPPPPP", "start": True},
+        {"q": 1, "r": 1, "terrain": "PPPPPPPPPPPP"},
+    ],
+    "pieces": [
+        {"q": 1, "r": 1, "sector": 0, "kind": "house", "player": "red"},
+        {"q": 1, "r": 0, "sector": 0, "kind": "settler", "player": "red"},
+    ],
+}
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(path)
+
+
+def test_check_legal_board_exits_0_with_json(tmp_path, capsys):
+    assert main(["check", write(tmp_path, "b.json", LEGAL), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["legal"] is True and out["violations"] == [] and out["score"] == {"red": 1}
+
+
+def test_check_reports_violations_with_exit_1(tmp_path, capsys):
+    bad = json.loads(json.dumps(LEGAL))
+    bad["tiles"][3]["terrain"] = "SSSSSSSSSSSS"  # cuts nothing but mismatches every shared edge
+    assert main(["check", write(tmp_path, "b.json", bad), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    rules = {v["rule"] for v in out["violations"]}
+    assert "edge-mismatch" in rules and out["legal"] is False
+    assert all(set(v) >= {"rule", "message", "tiles"} for v in out["violations"])
+
+
+@pytest.mark.parametrize("content,expected", [
+    ("", "not valid JSON"),
+    ("{not json", "not valid JSON"),
+    ('{"format": "other"}', "unknown format"),
+    ('{"format": "fjords-board/1", "tiles": [{"q": 0, "r": 0, "terrain": "QQQQQQ"}]}', "letters"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, expected):
+    assert main(["check", write(tmp_path, "b.json", content)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_missing_file_is_exit_2(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "nope.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_score_territory_solve_simulate_run(tmp_path, capsys):
+    path = write(tmp_path, "b.json", LEGAL)
+    assert main(["score", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["red"]["total"] == 1
+    assert main(["territory", path, "--json"]) == 0
+    json.loads(capsys.readouterr().out)
+    assert main(["solve", path, "--to-move", "red", "--json"]) == 0
+    json.loads(capsys.readouterr().out)
+    assert main(["solve", path, "--to-move", "blue"]) == 2
+    capsys.readouterr()
+    assert main(["simulate", "--edition", "2022", "--players", "3", "--seed", "4", "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["format"] == "fjords-board/1" and board["edition"] == "2022"
+
+
+def test_console_command_prints_no_traceback(tmp_path):
+    path = write(tmp_path, "b.json", "[]")
+    proc = subprocess.run([sys.executable, "-m", "fjords_cli.main", "check", path], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("fjords: error:") and "Traceback" not in proc.stderr

@@ -1,0 +1,139 @@
+"""The lattice maths: camera model, fitting, and axial assignment of tile centres."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fjords.geometry import DIRECTIONS, Hex
+from scanner.lattice_assign import assign_lattice
+from scanner.lattice_model import (
+    DIRECTION_STEPS,
+    LatticeModel,
+    fit_model,
+    hex_centres,
+    hex_corners,
+    nearest_hex,
+)
+
+SIZE = (2016, 1512)
+
+
+def _model(angle_deg=20.0, scale=70.0, tilt=(4e-4, -3e-4), k1=-0.06):
+    a = np.radians(angle_deg)
+    c, s = np.cos(a), np.sin(a)
+    # A rotation (no mirror: positive determinant) plus perspective.
+    h = np.array([[scale * c, scale * s, 1000.0], [-scale * s, scale * c, 760.0], [tilt[0], tilt[1], 1.0]])
+    return LatticeModel.for_image(h, SIZE, k1)
+
+
+def _disc(radius=4):
+    return np.array([(q, r) for q in range(-radius, radius + 1) for r in range(-radius, radius + 1)
+                     if abs(q + r) <= radius])
+
+
+def test_hex_centres_follow_the_spec():
+    for h in (Hex(0, 0), Hex(2, -1), Hex(-3, 4)):
+        np.testing.assert_allclose(hex_centres([h])[0], h.pixel_center(1.0))
+
+
+def test_direction_steps_point_counter_clockwise():
+    for d, (dq, dr) in enumerate(DIRECTIONS):
+        step = DIRECTION_STEPS[d]
+        angle = np.degrees(np.arctan2(-step[1], step[0])) % 360  # y grows downwards
+        assert angle == pytest.approx(60 * d)
+        np.testing.assert_allclose(step, hex_centres([Hex(dq, dr)])[0])
+
+
+def test_corners_run_counter_clockwise_at_30_plus_60k():
+    corners = hex_corners([Hex(0, 0)])[0]
+    angles = np.degrees(np.arctan2(-corners[:, 1], corners[:, 0])) % 360
+    np.testing.assert_allclose(angles, [30, 90, 150, 210, 270, 330])
+    # Shared corners: corner 0 of (0,0) is corner 2 of its east neighbour... across edge 0 it is corner 4 of (1,-1).
+    np.testing.assert_allclose(hex_corners([Hex(1, 0)])[0][2], corners[0], atol=1e-12)
+    np.testing.assert_allclose(hex_corners([Hex(1, -1)])[0][4], corners[0], atol=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(-20, 20), st.floats(-20, 20))
+def test_nearest_hex_inverts_hex_centres(x, y):
+    axial = nearest_hex(np.array([[x, y]]))[0]
+    centre = hex_centres(axial[None])[0]
+    # No other lattice centre is closer than the chosen one.
+    for dq, dr in DIRECTIONS:
+        other = hex_centres(np.array([[axial[0] + dq, axial[1] + dr]]))[0]
+        assert np.hypot(*(centre - (x, y))) <= np.hypot(*(other - (x, y))) + 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(-0.2, 0.0), st.floats(0, 360))
+def test_model_round_trip(k1, angle):
+    model = _model(angle_deg=angle, k1=k1)
+    board = hex_centres(_disc(4)) + 0.3
+    np.testing.assert_allclose(model.image_to_board(model.board_to_image(board)), board, atol=1e-6)
+    assert not model.is_mirrored(board[0])
+
+
+def test_fit_model_recovers_homography_and_distortion():
+    truth = _model(k1=-0.08)
+    board = hex_corners(_disc(5)).reshape(-1, 2)
+    image = truth.board_to_image(board)
+    fitted = fit_model(board, image, SIZE)
+    np.testing.assert_allclose(fitted.board_to_image(board), image, atol=1e-4)
+    assert fitted.k1 == pytest.approx(-0.08, abs=1e-3)
+
+
+def test_fit_model_is_robust_to_a_wrong_point():
+    truth = _model(k1=0.0)
+    board = hex_centres(_disc(3))
+    image = truth.board_to_image(board)
+    image[0] += (60.0, -40.0)
+    fitted = fit_model(board, image, SIZE, fit_distortion=False, loss_scale_px=2.0)
+    errors = np.linalg.norm(fitted.board_to_image(board) - truth.board_to_image(board), axis=1)
+    assert np.median(errors) < 0.5
+
+
+def _is_rotation_and_translation(found: np.ndarray, true: np.ndarray) -> bool:
+    for k in range(6):
+        turned = np.array([Hex(int(q), int(r)).rotated(k) for q, r in found])
+        if len(np.unique(true - turned, axis=0)) == 1:
+            return True
+    return False
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000))
+def test_assignment_finds_every_tile_and_never_mirrors(seed):
+    rng = np.random.default_rng(seed)
+    model = _model(angle_deg=rng.uniform(0, 360), scale=rng.uniform(35, 80),
+                   tilt=rng.uniform(-8e-4, 8e-4, 2), k1=rng.uniform(-0.12, 0.0))
+    hexes = _disc(4)
+    hexes = hexes[rng.random(len(hexes)) < 0.75]  # holes and ragged borders
+    points = model.board_to_image(hex_centres(hexes)) + rng.normal(0, 1.5, (len(hexes), 2))
+    found = assign_lattice(points, np.ones(len(points)), SIZE)
+    assert found is not None
+    assert found.inlier.all()
+    assert _is_rotation_and_translation(found.axial, hexes)
+    assert not found.model.is_mirrored(hex_centres(found.axial).mean(axis=0))
+
+
+def test_assignment_of_a_mirrored_photo_is_mirrored_too():
+    """A mirror image of the table must give mirrored axial positions (we never silently un-mirror)."""
+    model = _model()
+    hexes = _disc(3)
+    points = model.board_to_image(hex_centres(hexes))
+    points[:, 0] = SIZE[0] - 1 - points[:, 0]
+    found = assign_lattice(points, np.ones(len(points)), SIZE)
+    assert found is not None and found.inlier.all()
+    mirrored = np.stack([hexes[:, 0] + hexes[:, 1], -hexes[:, 1]], axis=1)  # x -> -x in axial terms
+    assert _is_rotation_and_translation(found.axial, mirrored)
+    assert not _is_rotation_and_translation(found.axial, hexes)
+
+
+def test_assignment_ignores_far_outliers():
+    model = _model(k1=0.0)
+    hexes = _disc(3)
+    points = np.vstack([model.board_to_image(hex_centres(hexes)), [[30.0, 30.0], [1990.0, 40.0]]])
+    found = assign_lattice(points, np.r_[np.ones(len(hexes)), 0.3, 0.3], SIZE)
+    assert found.inlier[: len(hexes)].all()
+    assert not found.inlier[len(hexes):].any()

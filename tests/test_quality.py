@@ -1,0 +1,72 @@
+"""scanner.quality: blur, darkness and glare are measured and turned into advice."""
+
+import cv2
+import numpy as np
+import pytest
+
+from scanner.quality import RetakePhoto, assess_quality, check_quality, estimate_blur
+
+
+def _scene(seed=0, shape=(768, 1024)):
+    """Random flat rectangles: sharp edges of every contrast, like printed tiles."""
+    rng = np.random.default_rng(seed)
+    image = np.full(shape + (3,), 120, np.uint8)
+    for _ in range(80):
+        x, y = rng.integers(0, shape[1], 2)
+        w, h = rng.integers(10, 200, 2)
+        cv2.rectangle(image, (int(x), int(y)), (int(x + w), int(y + h)), rng.integers(30, 220, 3).tolist(), -1)
+    return image
+
+
+@pytest.mark.parametrize("sigma", [1.5, 2.0, 3.0, 4.0])
+def test_blur_estimate_follows_the_true_blur(sigma):
+    grey = cv2.cvtColor(_scene(), cv2.COLOR_BGR2GRAY)
+    estimate = estimate_blur(cv2.GaussianBlur(grey, (0, 0), sigma))
+    assert estimate == pytest.approx(sigma, rel=0.3)
+
+
+def test_blur_estimate_ignores_contrast():
+    grey = cv2.cvtColor(_scene(), cv2.COLOR_BGR2GRAY)
+    blurred = cv2.GaussianBlur(grey, (0, 0), 2.0)
+    assert estimate_blur((blurred * 0.4).astype(np.uint8)) == pytest.approx(estimate_blur(blurred), rel=0.2)
+
+
+def test_sharp_photo_passes():
+    report = check_quality(_scene())
+    assert report.advice == ()
+    assert not report.retake
+    assert report.blur_px < 1.5
+
+
+def test_blurred_photo_must_be_retaken():
+    with pytest.raises(RetakePhoto, match="blurred") as info:
+        check_quality(cv2.GaussianBlur(_scene(), (0, 0), 6.0))
+    assert info.value.exit_code == 4
+
+
+def test_slightly_blurred_photo_gets_advice_only():
+    report = check_quality(cv2.GaussianBlur(_scene(), (0, 0), 2.5))
+    assert not report.retake
+    assert any("blurred" in line for line in report.advice)
+
+
+def test_dark_photo():
+    report = assess_quality((_scene() * 0.1).astype(np.uint8))
+    assert report.brightness < 0.06
+    assert report.retake and any("dark" in line for line in report.advice)
+
+
+def test_glare():
+    image = _scene()
+    image[100:500, 100:700] = 255
+    report = assess_quality(image)
+    assert report.glare_fraction > 0.15
+    assert report.retake and any("Glare" in line for line in report.advice)
+
+
+def test_resolution_does_not_change_the_measures():
+    image = _scene()
+    small = assess_quality(image)
+    big = assess_quality(cv2.resize(image, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC))
+    assert big.blur_px == pytest.approx(small.blur_px, abs=0.4)
+    assert big.brightness == pytest.approx(small.brightness, abs=0.02)

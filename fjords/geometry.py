@@ -9,6 +9,7 @@ and ``2d + 1`` are the two halves of edge ``d``.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Iterator, NamedTuple
 
 SECTORS = 12
@@ -95,6 +96,7 @@ def expand_terrain(terrain: str) -> str:
     return terrain
 
 
+@lru_cache(maxsize=4096)  # pure and called for every piece of every Board; few distinct tiles
 def cyclic_runs(terrain: str, letters: frozenset[str] | str) -> tuple[tuple[int, ...], ...]:
     """Maximal cyclic runs of sectors whose letter is in ``letters``, in rim order.
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
-from fjords.board import EDITIONS, Board, Piece, Tile
+from fjords.board import Board, Piece, Tile
 from fjords.catalogue import ALL_MOUNTAIN, catalogue, start_layout
 from fjords.geometry import Hex, facing_sector, land_groups, rotate_terrain, segment_of
 from fjords.rules import Rules
@@ -32,7 +32,6 @@ COLOURS = {"classic": ("red", "yellow", "blue", "black"),
 PLAYER_COUNTS = {"classic": (2,), "2022": (2, 3, 4)}
 ROW_LENGTH = 4  # the 2022 edition's face-up row of tiles to choose from
 RANDOM_HOUSE_CHANCE = 0.5  # how often the random policy builds a house when it may
-SOLVER_SECONDS = 0.05  # the solver policy's time budget per settler
 
 # A possible tile placement: where, the terrain as it would lie, and how many tiles it touches.
 Placement = tuple[Hex, str, int]
@@ -41,15 +40,20 @@ Placement = tuple[Hex, str, int]
 # -- exploration ---------------------------------------------------------------
 
 
+def _mask(terrain: str, letter: str) -> int:
+    return sum(1 << i for i, c in enumerate(terrain) if c == letter)
+
+
 @lru_cache(maxsize=None)
-def _orientations(terrain: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """The distinct rotations of a tile, each with its runs of land as sector bitmasks."""
-    found: dict[str, tuple[int, ...]] = {}
+def _orientations(terrain: str) -> tuple[tuple[str, int, int, tuple[int, ...]], ...]:
+    """The distinct rotations of a tile as ``(terrain, sea mask, mountain mask, land run masks)``."""
+    found: dict[str, tuple[str, int, int, tuple[int, ...]]] = {}
     for k in range(6):
         turned = rotate_terrain(terrain, k)
         if turned not in found:
-            found[turned] = tuple(sum(1 << i for i in run) for run in land_groups(turned))
-    return tuple(found.items())
+            land_runs = tuple(sum(1 << i for i in run) for run in land_groups(turned))
+            found[turned] = (turned, _mask(turned, "S"), _mask(turned, "M"), land_runs)
+    return tuple(found.values())
 
 
 class _Layout:
@@ -60,36 +64,54 @@ class _Layout:
     placement is one mass and edges match, so the new tile keeps it one mass
     exactly when each of its runs of land has a sector on an edge it shares
     with a laid tile (that sector then faces land).
+
+    Each open position keeps what it asks of a tile as bit masks over the
+    twelve sectors (shared sectors, and which of them must be sea or
+    mountain), so that trying a rotation is two comparisons.
     """
 
     def __init__(self, tiles: Mapping[Hex, Tile]) -> None:
         self.terrain: dict[Hex, str] = {}
-        self.touching: dict[Hex, int] = {}  # empty position -> how many laid tiles it touches
+        self.open: dict[Hex, tuple[int, int, int, int]] = {}  # position -> (touched, shared, sea, mountain)
+        self._placements: dict[str, list[Placement]] = {}
         for tile in tiles.values():
             self.add(tile.hex, tile.terrain)
 
     def add(self, h: Hex, terrain: str) -> None:
         self.terrain[h] = terrain
-        self.touching.pop(h, None)
+        self.open.pop(h, None)
+        self._placements.clear()
         for n in h.neighbours():
             if n not in self.terrain:
-                self.touching[n] = self.touching.get(n, 0) + 1
+                self.open[n] = self._demands(n)
+
+    def _demands(self, h: Hex) -> tuple[int, int, int, int]:
+        touched = shared = sea = mountain = 0
+        for d in range(6):
+            other = self.terrain.get(h.neighbour(d))
+            if other is None:
+                continue
+            touched += 1
+            for i in (2 * d, 2 * d + 1):
+                shared |= 1 << i
+                letter = other[facing_sector(i)]
+                sea |= (letter == "S") << i
+                mountain |= (letter == "M") << i
+        return touched, shared, sea, mountain
 
     def placements(self, terrain: str) -> list[Placement]:
         """Every legal ``(position, turned terrain, tiles touched)``, in a fixed order."""
-        found = []
-        for h in sorted(h for h, n in self.touching.items() if n >= 2):
-            needs = []
-            shared_sectors = 0
-            for d in range(6):
-                other = self.terrain.get(h.neighbour(d))
-                if other is not None:
-                    needs.append((2 * d, other[facing_sector(2 * d)]))
-                    needs.append((2 * d + 1, other[facing_sector(2 * d + 1)]))
-                    shared_sectors |= 3 << (2 * d)
-            for turned, land_runs in _orientations(terrain):
-                if all(turned[i] == c for i, c in needs) and all(run & shared_sectors for run in land_runs):
-                    found.append((h, turned, len(needs) // 2))
+        found = self._placements.get(terrain)
+        if found is None:
+            found = []
+            for h, (touched, shared, sea, mountain) in sorted(self.open.items()):
+                if touched < 2:
+                    continue
+                for turned, tile_sea, tile_mountain, land_runs in _orientations(terrain):
+                    if (tile_sea & shared == sea and tile_mountain & shared == mountain
+                            and all(run & shared for run in land_runs)):
+                        found.append((h, turned, touched))
+            self._placements[terrain] = found
         return found
 
     def fits(self, terrain: str) -> bool:
@@ -221,7 +243,7 @@ def _place_runestones(game: _Game) -> None:
     gyfu = pick([t for t in empty if "P" in t.terrain])
     if gyfu is not None:
         stones.append(Piece(hex=gyfu.hex, sector=gyfu.segments()[0][0], kind="runestone", rune="gyfu"))
-    open_positions = sorted(game.layout.touching)
+    open_positions = sorted(game.layout.open)
     stones.append(Piece(hex=game.rng.choice(open_positions), sector=None, kind="runestone", rune="odin"))
     game.pieces.extend(stones)
 
@@ -247,7 +269,8 @@ def _choose_settler(game: _Game, board: Board, player: str, moves: list[Piece]) 
     if game.policy == "solver":
         from fjords.solver import solve
 
-        best = solve(board, player, players=game.colours, time_budget=SOLVER_SECONDS, rules=game.rules).best_move
+        # No time budget: a search cut short by the clock would make a seed's game vary.
+        best = solve(board, player, players=game.colours, rules=game.rules).best_move
         if best is not None:
             return best
     return _greedy_settler(board, player, game.colours, moves, game.rng)
@@ -287,8 +310,6 @@ def _settle(game: _Game, turn: int) -> Iterator[Board]:
 
 
 def _colours(edition: str, players: int, player_colours: Sequence[str] | None, rng: random.Random) -> tuple[str, ...]:
-    if edition not in EDITIONS:
-        raise ValueError(f"unknown edition {edition!r}; expected one of {', '.join(EDITIONS)}")
     if players not in PLAYER_COUNTS[edition]:
         counts = ", ".join(str(n) for n in PLAYER_COUNTS[edition])
         raise ValueError(f"the {edition} edition is played by {counts} players, not {players}")
@@ -310,6 +331,7 @@ def _play(edition: str, colours: Sequence[str], rng: random.Random, policy: str,
 
 
 def _check_options(edition: str, policy: str, runestones: bool) -> None:
+    Rules.for_edition(edition)  # refuses an unknown edition
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if runestones and edition != "2022":

@@ -29,7 +29,7 @@ __all__ = ["Solution", "solve"]
 # root player) frontier, settlers left and private moves left, and whose turn.
 State = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...], int]
 PRIVATE_MOVE = -1  # a move in the player's private regions (see _Game)
-_CHECK_EVERY = 1024
+_CHECK_EVERY = 128
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ class _Game:
         self.table: dict[State, tuple[int, int, int | None]] = {}
         self.solo_table: dict[tuple[int, int], int] = {}
         self.nodes = 0
+        self.history: list[dict[int, int]] = [{} for _ in weights]
 
     # -- helpers -------------------------------------------------------------
 
@@ -101,20 +102,35 @@ class _Game:
             value = self.solo_table[key] = solo_maximum(self.index, frontier, free)
         return value
 
-    def upper_bounds(self, state: State) -> list[int]:
-        """Per player, the most settlers it can still place (exact if it played alone)."""
-        free, frontier, left, private, _ = state
-        return [min(left[i], private[i] + (self.solo(frontier[i], free) if frontier[i] & free and left[i] else 0))
-                for i in range(self.players)]
+    def player_bounds(self, state: State, exact: bool = False) -> tuple[list[int], list[int]]:
+        """Per player, the fewest and the most settlers it will still place.
 
-    def lower_bounds(self, state: State) -> list[int]:
-        _, _, left, private, _ = state
-        return [min(left[i], private[i]) for i in range(self.players)]
+        Most: the tiles its flood reaches (``exact``: its solo maximum). Fewest:
+        its private moves plus what it can settle alone through tiles no other
+        player's flood reaches (nobody can take those from it).
+        """
+        free, frontier, left, private, _ = state
+        index = self.index
+        reach = [index.tiles_in(index.reach(f, free)) if n else 0 for f, n in zip(frontier, left)]
+        lows, highs = [], []
+        for i, (f, n, extra) in enumerate(zip(frontier, left, private)):
+            if not reach[i]:
+                lows.append(min(n, extra))
+                highs.append(min(n, extra))
+                continue
+            others = 0
+            for j, tiles in enumerate(reach):
+                if j != i:
+                    others |= tiles
+            own = index.segments_of_tiles(reach[i] & ~others) & free
+            lows.append(min(n, extra + (self.solo(f, own) if own else 0)))
+            highs.append(min(n, extra + (self.solo(f, free) if exact else reach[i].bit_count())))
+        return lows, highs
 
     def bounds(self, state: State) -> tuple[int, int]:
         """Static proven bounds on the value of ``state``."""
         lo = hi = 0
-        for w, low, high in zip(self.weights, self.lower_bounds(state), self.upper_bounds(state)):
+        for w, low, high in zip(self.weights, *self.player_bounds(state)):
             lo += w * (low if w > 0 else high)
             hi += w * (high if w > 0 else low)
         return lo, hi
@@ -130,8 +146,10 @@ class _Game:
             if i != turn and left[i]:
                 others |= f
         neighbours = self.neighbours
+        history = self.history[turn]
         ranked = sorted(bits(mine), key=lambda s: (not (others >> s) & 1,
-                                                    -(neighbours[s] & free & ~mine).bit_count()))
+                                                    -(neighbours[s] & free & ~mine).bit_count(),
+                                                    -history.get(s, 0)))
         if private[turn]:
             ranked.append(PRIVATE_MOVE)
         return ranked
@@ -150,14 +168,8 @@ class _Game:
         grown = frontier[turn] | self.neighbours[move]
         frontier = tuple((grown if i == turn else f) & free for i, f in enumerate(frontier))
         # Only the region of the settled tile can split, unless the mover ran out of settlers.
-        touched = free if not left[turn] else self.neighbours_of(taken) & free
+        touched = free if not left[turn] else self.index.adjacent_to(taken) & free
         return self.normalised(free, frontier, left, private, nxt, touched)
-
-    def neighbours_of(self, segments: int) -> int:
-        out = 0
-        for s in bits(segments):
-            out |= self.neighbours[s]
-        return out
 
     def normalised(self, free: int, frontier: tuple[int, ...], left: tuple[int, ...], private: tuple[int, ...],
                    turn: int, touched: int) -> State:
@@ -193,7 +205,7 @@ class _Game:
             raise _OutOfTime
         counts = self.closed_form(state)
         if counts is not None:
-            return sum(w * c for w, c in zip(self.weights, counts))
+            return _weighted(self.weights, counts)
         entry = self.table.get(state)
         hint = None
         if entry is not None:
@@ -230,20 +242,18 @@ class _Game:
                 else:
                     b = min(b, v)
                 if a >= b:
+                    history = self.history[turn]
+                    history[move] = history.get(move, 0) + 1
                     break
-        self.store(state, best_value, alpha, beta, best, entry)
-        return best_value
-
-    def store(self, state: State, v: int, alpha: int, beta: int, best: int | None,
-              entry: tuple[int, int, int | None] | None) -> None:
-        lo, hi = (entry[0], entry[1]) if entry is not None else self.bounds(state)
-        if v <= alpha:
-            hi = min(hi, v)
-        elif v >= beta:
-            lo = max(lo, v)
+        # Record what this search proved, on top of the bounds known before it.
+        if best_value <= alpha:
+            hi = min(hi, best_value)
+        elif best_value >= beta:
+            lo = max(lo, best_value)
         else:
-            lo = hi = v
+            lo = hi = best_value
         self.table[state] = (lo, hi, best)
+        return best_value
 
     def optimal_move(self, state: State, v: int) -> int | None:
         """A move of the player to move that keeps the value ``v`` of ``state`` (None: no move)."""
@@ -294,6 +304,10 @@ def _private_move(index: PlainsIndex, player: str, frontier: int, regions: list[
     raise AssertionError("a private move was counted in a region with no move")
 
 
+def _weighted(weights: Sequence[int], counts: Sequence[int]) -> int:
+    return sum(w * c for w, c in zip(weights, counts))
+
+
 def solve(board: Board, to_move: str | None = None, *, players: Sequence[str] | None = None,
           time_budget: float | None = None, rules: Rules | None = None) -> Solution:
     """Solve the rest of the settlement phase of ``board`` for ``to_move``.
@@ -328,26 +342,30 @@ def solve(board: Board, to_move: str | None = None, *, players: Sequence[str] | 
             private_regions[entering[0]].append(region)
         elif entering:
             shared |= region
-    root: State = (shared, tuple(pos.frontier[p] & shared for p in order),
+    # The search numbers only the shared segments: smaller bit sets, faster floods.
+    search_index = index.subset(shared)
+    root: State = ((1 << len(search_index.segments)) - 1,
+                   tuple(index.translate(pos.frontier[p] & shared, search_index) for p in order),
                    tuple(pos.settlers_left[p] for p in order), tuple(private), 0)
-    game = _Game(index, weights, deadline)
+    game = _Game(search_index, weights, deadline)
 
     lo, hi = game.bounds(root)
+    guess = min(max(_weighted(weights, game.playout_counts(root)), lo), hi)
     proven: int | None = None  # a root move proven to reach the lower bound
     try:
-        while lo < hi:
-            probe = (lo + hi + 1) // 2
-            v = game.value(root, probe - 1, probe)
-            if v >= probe:
-                lo, proven = v, game.table.get(root, (0, 0, None))[2]
+        while lo < hi:  # MTD(f): null-window probes around the best guess
+            probe = guess + 1 if guess == lo else guess
+            guess = game.value(root, probe - 1, probe)
+            if guess >= probe:
+                lo, proven = guess, game.table.get(root, (0, 0, None))[2]
             else:
-                hi = v
+                hi = guess
         exact = True
     except _OutOfTime:
         exact = False
 
     points = current_points(board, order)
-    lows, highs = game.lower_bounds(root), game.upper_bounds(root)
+    lows, highs = game.player_bounds(root, exact=True)
     if len(order) == 2:  # tighten each player's bounds with the proven difference
         lows = [max(lows[0], lows[1] + lo), max(lows[1], lows[0] - hi)]
         highs = [min(highs[0], highs[1] + hi), min(highs[1], highs[0] - lo)]
@@ -355,6 +373,7 @@ def solve(board: Board, to_move: str | None = None, *, players: Sequence[str] | 
         lows[0] = max(lows[0], lo)
     moves = game.moves(root)
     if exact:
+        game.deadline = None  # the line of play re-searches a warm table: quick, and must finish
         best = game.optimal_move(root, lo)
         counts = game.principal_counts(root, lo)
     else:
@@ -364,7 +383,7 @@ def solve(board: Board, to_move: str | None = None, *, players: Sequence[str] | 
     if best == PRIVATE_MOVE:
         best_move = _private_move(index, order[0], pos.frontier[order[0]], private_regions[0])
     else:
-        best_move = None if best is None else index.piece(best, "settler", order[0])
+        best_move = None if best is None else search_index.piece(best, "settler", order[0])
     return Solution(
         exact=exact,
         scores={p: points[p] + c for p, c in zip(order, counts)},

@@ -21,7 +21,8 @@ import numpy as np
 from fjords import Board, Hex
 from fjords.geometry import corner_angle, sector_mid_angle, segment_of
 from renderer.camera import Camera
-from renderer.clutter import clutter_faces, hand_polygons
+from renderer.clutter import clutter_faces
+from renderer.hands import draw_arms
 from renderer.mesh import Face, Light, draw_faces, shadow_outline
 from renderer.photo import sensor
 from renderer.pieces import PAINTS, STONE_RGB, paint_albedo, piece_faces
@@ -225,7 +226,9 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
                                shadow_strength * 0.85)
     draw_faces(canvas.pixels, [f for m in piece_meshes + clutter for f in m], camera, canvas.origin, light)
 
-    hand_mask = _draw_hands(canvas, scene, anchor, light, rng)
+    board_px = canvas.project(anchor)
+    px_per_mm = float(np.median(np.linalg.norm(board_px[0::6] - board_px[3::6], axis=1))) / (2 * s)
+    hand_mask = draw_arms(canvas.pixels, scene.hands, board_px, px_per_mm, light.direction, rng)
 
     map_x, map_y = camera.distortion_maps(canvas.origin)
     photo = cv2.remap(canvas.pixels, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -280,24 +283,6 @@ def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style:
     a = np.clip(warped[..., 3:], 0, 1)
     lit = warped[..., :3] * flat_gain[None, None, :] + (style.gloss * glare)[..., None] * a
     canvas.pixels = np.clip(canvas.pixels.astype(np.float32) * (1 - a) + lit * 255, 0, 255).astype(np.uint8)
-
-
-def _draw_hands(canvas: _Canvas, scene: Scene, anchor: np.ndarray, light: Light,
-                rng: np.random.Generator) -> np.ndarray:
-    """Arms reaching over the board from the frame's edge; returns their mask on the canvas."""
-    w, h = canvas.size
-    mask = np.zeros((h, w), np.float32)
-    if scene.hands <= 0 or len(anchor) == 0:
-        return mask
-    board_px = canvas.project(anchor)
-    for colour, polygon in hand_polygons(scene.hands, board_px, (w, h), rng):
-        shadow = np.zeros((h, w), np.float32)
-        offset = np.array([light.direction[0], -light.direction[1]]) * rng.uniform(10, 40)
-        cv2.fillPoly(shadow, [np.round(polygon - offset).astype(np.int32)], 1.0, cv2.LINE_AA)
-        canvas.pixels = darken(canvas.pixels, shadow, 12.0, np.full(3, 0.45))
-        cv2.fillPoly(canvas.pixels, [np.round(polygon * 16).astype(np.int32)], colour, cv2.LINE_AA, shift=4)
-        cv2.fillPoly(mask, [np.round(polygon).astype(np.int32)], 1.0)
-    return mask
 
 
 def _visible_fraction(camera: Camera, canvas: _Canvas, pose: TilePose, radius: float, z: float,

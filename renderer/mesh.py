@@ -16,6 +16,10 @@ import numpy as np
 from renderer.camera import Camera
 
 
+NEAR_MM = 30.0      # faces closer to the lens than this are not drawn (nothing sits on the phone)
+FAR_PX = 1.0e6      # projected coordinates are clipped here so fixed-point drawing cannot overflow
+
+
 @dataclass(frozen=True)
 class Face:
     """One flat polygon of an object: world points ``(K, 3)``, outward normal, BGR albedo in ``[0, 1]``."""
@@ -87,11 +91,11 @@ def draw_faces(canvas: np.ndarray, faces: list[Face], camera: Camera, origin, li
     order = np.argsort(-depth)
     for k in order:
         face = faces[k]
-        if float(face.normal @ to_camera[k]) <= 0:
+        if float(face.normal @ to_camera[k]) <= 0 or np.min(camera.depth(face.points)) < NEAR_MM:
             continue
         view = to_camera[k] / np.linalg.norm(to_camera[k])
         colour = np.clip(shade(face, light, view), 0, 1) * 255
-        pts = camera.project_ideal(face.points, origin)
+        pts = np.clip(camera.project_ideal(face.points, origin), -FAR_PX, FAR_PX)
         cv2.fillPoly(canvas, [np.round(pts * 16).astype(np.int32)], tuple(float(c) for c in colour),
                      cv2.LINE_AA, shift=4)
 

@@ -17,6 +17,8 @@ from renderer.tileart import STYLES
 
 TABLES = ("wood", "cloth", "laminate", "felt")
 CLUTTER = ("box_lid", "cards", "cup", "dice")
+CLOTH_RGB = np.array([(235, 232, 220), (215, 200, 170), (150, 150, 150), (40, 50, 90), (40, 80, 50), (120, 30, 40),
+                      (190, 60, 50), (90, 120, 170), (60, 60, 60), (200, 180, 120)])
 
 
 @dataclass(frozen=True)
@@ -83,13 +85,13 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
     table = str(rng.choice(TABLES))
     table_rgb = {
         "wood": lambda: tuple(int(c) for c in rng.uniform([90, 55, 25], [210, 165, 120])),
-        "cloth": lambda: tuple(int(c) for c in rng.uniform(30, 230, 3)),
+        "cloth": lambda: tuple(int(c) for c in np.clip(rng.choice(CLOTH_RGB) + rng.normal(0, 12, 3), 0, 255)),
         "laminate": lambda: tuple(int(c) for c in np.full(3, rng.uniform(60, 245)) + rng.uniform(-20, 20, 3)),
         "felt": lambda: tuple(int(c) for c in rng.choice([(40, 110, 60), (30, 60, 120), (120, 30, 40),
                                                            (60, 60, 60)]) + rng.uniform(-20, 20, 3)),
     }[table]()
     elevation = float(90 - 50 * rng.uniform() ** 1.3)
-    fill = float(rng.uniform(0.4, 0.95)) if rng.random() < 0.88 else float(rng.uniform(1.0, 1.3))
+    fill = float(rng.uniform(0.45, 0.95)) if rng.random() < 0.88 else float(rng.uniform(1.0, 1.3))
     warm = rng.random() < 0.45
     return Scene(
         style=style if style is not None else str(rng.choice(STYLES)),

@@ -20,18 +20,26 @@ def table_texture(kind: str, rgb, rng: np.random.Generator) -> tuple[np.ndarray,
     base = np.array(rgb[::-1], np.float32) / 255.0
     n = TEXTURE_PX
     if kind == "wood":
-        grain = fractal_noise(rng, n, 6.0, 3, stretch=12.0)
-        rings = np.sin(grain * rng.uniform(3, 8) + periodic_noise(rng, n, 30.0, 4.0) * 2.0)
-        planks = np.ones((n, n), np.float32)
-        for y in range(0, n, n // int(rng.integers(2, 5))):
-            planks[y:y + 2] = 0.55
-        tone = 1.0 + 0.12 * rings + 0.06 * grain
-        tex = base[None, None] * (tone * planks)[..., None]
+        planks = int(rng.integers(2, 6))
+        row = np.arange(n) * planks // n
+        grain = fractal_noise(rng, n, 5.0, 3, stretch=float(rng.uniform(8, 20)))
+        # Each plank has its own tone and its own stretch of grain (rolled along its length).
+        tone = 1.0 + rng.normal(0, 0.07, planks)[row][:, None]
+        rolled = np.stack([np.roll(grain[y], int(row[y]) * n // 3) for y in range(n)])
+        rings = np.sin(rolled * rng.uniform(3, 9) + periodic_noise(rng, n, 40.0, 6.0) * 2.5)
+        seams = np.ones(n, np.float32)
+        seams[(np.arange(n) * planks) % n < planks] = 0.5
+        tex = base[None, None] * ((tone + 0.1 * rings + 0.05 * rolled) * seams[:, None])[..., None]
         mm_per_px = float(rng.uniform(0.5, 1.0))
     elif kind == "cloth":
-        weave = np.indices((n, n)).sum(axis=0) % 2 * 2.0 - 1.0
-        tex = base[None, None] * (1.0 + 0.05 * weave + 0.06 * periodic_noise(rng, n, 20.0))[..., None]
-        mm_per_px = float(rng.uniform(0.25, 0.5))
+        weave = (np.indices((n, n)).sum(axis=0) % 2 * 2.0 - 1.0) * 0.04
+        pattern = np.ones((n, n), np.float32)
+        if rng.random() < 0.35:  # gingham: darker bands both ways
+            bands = (np.arange(n) // int(rng.choice([16, 32, 64]))) % 2
+            pattern = 1.0 - 0.25 * (bands[:, None] + bands[None, :])
+        wrinkles = 0.05 * periodic_noise(rng, n, float(rng.uniform(20, 60)))
+        tex = base[None, None] * (pattern * (1.0 + weave + wrinkles))[..., None]
+        mm_per_px = float(rng.uniform(0.2, 0.4))
     elif kind == "felt":
         tex = base[None, None] * (1.0 + 0.08 * fractal_noise(rng, n, 2.0, 2) + 0.05 * periodic_noise(rng, n, 40.0)
                                   )[..., None]

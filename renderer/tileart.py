@@ -118,8 +118,11 @@ def terrain_labels(terrain: str, size: int, radius: float, wiggle: float,
     # t: 0 at the centre, 1 on the hexagon's rim, along the pixel's own direction.
     nearest_normal = np.radians(60.0 * np.round(np.degrees(theta) / 60.0))
     t = np.hypot(x, y) * np.cos(theta - nearest_normal) / (radius * SQRT3 / 2.0)
-    inner = np.clip(1.0 - t, 0.0, 1.0)
-    bend = np.radians(25.0) * wiggle * inner * smooth_noise(rng, (size, size), 3)
+    inner = np.clip(1.0 - t, 0.0, 1.0) ** 1.5
+    # Coarse bends make bays and headlands; fine ones roughen the coast, fading out before the rim.
+    rough = np.clip((0.92 - t) / 0.25, 0.0, 1.0)
+    bend = np.radians(wiggle) * (20.0 * inner * smooth_noise(rng, (size, size), 3)
+                                 + 9.0 * rough * smooth_noise(rng, (size, size), 9))
     kappa = 1.5 + 400.0 * np.clip(t, 0.0, 1.2) ** 4
     votes = np.zeros((3, size, size), np.float32)
     for i in range(SECTORS):
@@ -161,49 +164,94 @@ def paint_tile(terrain: str, style: TileStyle, radius: float, rng: np.random.Gen
     return np.clip(colour, 0, 1), alpha
 
 
+def _bgr(colour) -> tuple[float, float, float]:
+    return tuple(float(v) for v in colour)
+
+
 def _add_detail(colour: np.ndarray, labels: np.ndarray, pal: np.ndarray, style: TileStyle, radius: float,
                 rng: np.random.Generator) -> None:
-    """Shallows and waves on sea, field patches and trees on plains, relief and peaks on mountains."""
-    size = labels.shape[0]
-    amount = style.detail
-    sea = labels == 0
-    # Shallows: lighter water near the coast.
+    """Shallows and waves on sea, fields and trees on plains, ridges and peaks on mountains."""
+    _paint_sea(colour, labels == 0, pal[0], style.detail, radius, rng)
+    _paint_plains(colour, labels == 2, pal[2], style.detail, radius, rng)
+    _paint_mountains(colour, labels == 1, pal[1], style.detail, radius, rng)
+
+
+def _inside(mask: np.ndarray, x: float, y: float) -> bool:
+    h, w = mask.shape
+    return 0 <= int(y) < h and 0 <= int(x) < w and bool(mask[int(y), int(x)])
+
+
+def _paint_sea(colour, sea, pal, amount, radius, rng) -> None:
+    """Lighter shallows along the coast, deeper water far out, and short wave strokes."""
     dist = cv2.distanceTransform(sea.astype(np.uint8), cv2.DIST_L2, 3)
-    shallow = np.exp(-dist / (0.12 * radius))[..., None] * amount
-    colour[sea] = (colour * (1 - shallow) + pal[0, 1] * shallow)[sea]
+    shallow = np.exp(-dist / (0.1 * radius))[..., None] * amount
     deep = np.clip(dist / (0.6 * radius), 0, 1)[..., None] * 0.5 * amount
-    colour[sea] = (colour * (1 - deep) + pal[0, 2] * deep)[sea]
-    for _ in range(int(amount * rng.integers(2, 7))):
-        cx, cy = rng.uniform(0.2, 0.8, 2) * size
-        if sea[int(cy), int(cx)]:
-            half = radius * rng.uniform(0.05, 0.1)
-            pts = np.array([[cx - half, cy], [cx - half / 2, cy - half / 3], [cx, cy], [cx + half / 2, cy - half / 3],
-                            [cx + half, cy]], np.int32)
-            cv2.polylines(colour, [pts], False, tuple(float(v) for v in pal[0, 1] * 1.15), max(1, int(radius / 50)),
-                          cv2.LINE_AA)
-    plain = labels == 2
-    patches = smooth_noise(rng, (size, size), 5)
-    for level, variant in ((0.35, 1), (-0.45, 2)):
-        patch = (patches > level) if level > 0 else (patches < level)
-        mix = 0.6 * amount
-        sel = plain & patch
-        colour[sel] = colour[sel] * (1 - mix) + pal[2, variant] * mix
-    tree = tuple(float(v) for v in pal[2, 2] * 0.6)
-    for _ in range(int(amount * rng.integers(0, 14))):
-        x, y = rng.uniform(0.1, 0.9, 2) * size
-        if plain[int(y), int(x)]:
-            cv2.circle(colour, (int(x), int(y)), max(1, int(radius * rng.uniform(0.03, 0.06))), tree, -1, cv2.LINE_AA)
-    mountain = labels == 1
-    relief = smooth_noise(rng, (size, size), 6)
-    shade = np.clip(1.0 + 0.25 * amount * np.gradient(relief, axis=1) * size / 6, 0.7, 1.3)[..., None]
+    mixed = colour * (1 - shallow) + pal[1] * shallow
+    mixed = mixed * (1 - deep) + pal[2] * deep
+    colour[sea] = mixed[sea]
+    size = sea.shape[0]
+    stroke = _bgr(np.minimum(pal[1] * 1.2, 1))
+    width = max(1, int(round(radius / 45)))
+    for _ in range(int(amount * rng.integers(2, 9))):
+        cx, cy = rng.uniform(0.15, 0.85, 2) * size
+        if dist[int(cy), int(cx)] < 0.12 * radius:
+            continue
+        half = radius * rng.uniform(0.05, 0.1)
+        xs = np.linspace(cx - half, cx + half, 9)
+        ys = cy - np.abs(np.sin((xs - cx) / half * np.pi)) * half * 0.3
+        cv2.polylines(colour, [np.round(np.stack([xs, ys], 1) * 8).astype(np.int32)], False, stroke, width,
+                      cv2.LINE_AA, shift=3)
+
+
+def _paint_plains(colour, plain, pal, amount, radius, rng) -> None:
+    """A patchwork of fields (Voronoi cells in the plain's colours) and clumps of trees."""
+    size = plain.shape[0]
+    ys, xs = np.mgrid[0:size, 0:size].astype(np.float32)
+    seeds = rng.uniform(0, size, (int(rng.integers(5, 14)), 2)).astype(np.float32)
+    d = (xs[None] - seeds[:, 0, None, None]) ** 2 + (ys[None] - seeds[:, 1, None, None]) ** 2
+    cell = np.argmin(d, axis=0)
+    tones = np.array([pal[int(rng.integers(0, 3))] * rng.uniform(0.92, 1.08) for _ in seeds], np.float32)
+    tones = np.clip(tones, 0, 1)
+    mix = 0.55 * amount * rng.uniform(0.3, 1.0)
+    fields = colour * (1 - mix) + tones[cell] * mix
+    # Hedges or furrows between fields: where the nearest two seeds are almost equally near.
+    two = np.partition(d, 1, axis=0)[:2]
+    hedge = (np.sqrt(two[1]) - np.sqrt(two[0]) < max(1.0, radius / 60))[..., None] * 0.12 * amount
+    fields = fields * (1 - hedge)
+    colour[plain] = fields[plain]
+    dark, light = _bgr(pal[2] * 0.45), _bgr(np.minimum(pal[2] * 0.85, 1))
+    for _ in range(int(amount * rng.integers(0, 5))):
+        cx, cy = rng.uniform(0.15, 0.85, 2) * size
+        for _ in range(int(rng.integers(1, 7))):
+            x, y = cx + rng.normal(0, radius * 0.07), cy + rng.normal(0, radius * 0.07)
+            r = radius * rng.uniform(0.035, 0.06)
+            if _inside(plain, x, y) and _inside(plain, x + r, y + r) and _inside(plain, x - r, y - r):
+                cv2.circle(colour, (int(x * 8), int(y * 8)), int(r * 8), dark, -1, cv2.LINE_AA, shift=3)
+                cv2.circle(colour, (int((x - r / 3) * 8), int((y - r / 3) * 8)), int(r * 4), light, -1, cv2.LINE_AA,
+                           shift=3)
+
+
+def _paint_mountains(colour, mountain, pal, amount, radius, rng) -> None:
+    """Ridged rock lit from the upper left, with a few drawn peaks where the mountain is wide."""
+    size = mountain.shape[0]
+    ridge = 1.0 - np.abs(0.7 * smooth_noise(rng, (size, size), 5) + 0.3 * smooth_noise(rng, (size, size), 11))
+    slope = (np.gradient(ridge, axis=1) - np.gradient(ridge, axis=0)) * size / 10
+    shade = np.clip(1.0 + 0.35 * amount * slope + 0.15 * amount * (ridge - 0.6), 0.6, 1.4)[..., None]
     colour[mountain] = (colour * shade)[mountain]
-    for _ in range(int(amount * rng.integers(0, 6))):
-        x, y = rng.uniform(0.2, 0.8, 2) * size
-        if mountain[int(y), int(x)]:
-            h = radius * rng.uniform(0.1, 0.2)
-            w = h * rng.uniform(0.6, 1.0)
-            top = (int(x), int(y - h))
-            cv2.fillPoly(colour, [np.array([(int(x - w), int(y)), top, (int(x), int(y))], np.int32)],
-                         tuple(float(v) for v in pal[1, 1]), cv2.LINE_AA)
-            cv2.fillPoly(colour, [np.array([(int(x), int(y)), top, (int(x + w), int(y))], np.int32)],
-                         tuple(float(v) for v in pal[1, 2]), cv2.LINE_AA)
+    room = cv2.distanceTransform(mountain.astype(np.uint8), cv2.DIST_L2, 3)
+    lit, dark = _bgr(pal[1]), _bgr(pal[2])
+    snow = _bgr(np.full(3, 0.93)) if rng.random() < 0.5 else None
+    for _ in range(int(amount * rng.integers(1, 8))):
+        x, y = rng.uniform(0.15, 0.85, 2) * size
+        h = radius * rng.uniform(0.12, 0.22)
+        if not _inside(room, x, y) or room[int(y), int(x)] < h * 0.8:
+            continue
+        w = h * rng.uniform(0.6, 0.9)
+        top = (x + rng.normal(0, w * 0.1), y - h)
+        left = np.array([(x - w, y), top, (x, y)]) * 8
+        right = np.array([(x, y), top, (x + w, y)]) * 8
+        cv2.fillPoly(colour, [np.round(left).astype(np.int32)], lit, cv2.LINE_AA, shift=3)
+        cv2.fillPoly(colour, [np.round(right).astype(np.int32)], dark, cv2.LINE_AA, shift=3)
+        if snow is not None:
+            cap = np.array([(top[0] - w * 0.3, top[1] + h * 0.3), top, (top[0] + w * 0.3, top[1] + h * 0.3)]) * 8
+            cv2.fillPoly(colour, [np.round(cap).astype(np.int32)], snow, cv2.LINE_AA, shift=3)

@@ -14,7 +14,6 @@ turned and shifted on a real table).
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -23,7 +22,8 @@ import numpy as np
 
 from fjords.geometry import Hex
 from scanner.lattice_assign import MATCH_TOLERANCE, Assignment, assign_lattice
-from scanner.lattice_model import LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
+from scanner.lattice_model import UNIT_CORNERS, LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
+from scanner.lattice_refine import edge_response, rectify, refine_poses
 from scanner.locate import BoardRegion, NoBoardFound
 
 #: Mean tile-top probability inside a cell's (shrunk) hexagon above which the tile is present.
@@ -107,6 +107,10 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
                           initial=model, fit_distortion=assignment.inlier.sum() >= 12)
     cells = _present_cells(model, board_region, assignment)
     timings["cells"] = time.perf_counter() - start - timings["assign"]
+    if cells:
+        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        model, cells = _refine(grey, model, cells)
+    timings["refine"] = time.perf_counter() - start - timings["assign"] - timings["cells"]
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
     return LatticeFit(cells, model, radius, timings)
 
@@ -165,6 +169,40 @@ def _present_cells(model: LatticeModel, region: BoardRegion, assignment: Assignm
         cells[h] = CellGeometry(h, (float(centre[0]), float(centre[1])), corners, inside_frame * min(1.0, score / 0.9),
                                 float(np.clip(2.0 * (score - 0.5), 0.0, 1.0)))
     return cells
+
+
+def _refine(grey: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
+            ) -> tuple[LatticeModel, dict[Hex, CellGeometry]]:
+    """Fit every tile's own pose to its edges; refit the lattice to the well-seen tiles, then once more."""
+    hexes = list(cells)
+    centres = hex_centres(hexes)
+    low, high = centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3
+    size = (grey.shape[1], grey.shape[0])
+    for rounds in range(2):
+        rectified, origin = rectify(grey, model, low, high)
+        gx, gy = edge_response(rectified)
+        shift, turn, support = refine_poses(gx, gy, origin, centres)
+        corners_board = _posed_corners(centres, shift, turn)
+        good = support >= 0.5
+        if rounds == 1 or good.sum() < 8:
+            break
+        lattice_corners = hex_corners(hexes)[good].reshape(-1, 2)
+        model = fit_model(lattice_corners, model.board_to_image(corners_board[good].reshape(-1, 2)), size,
+                          initial=model, fit_distortion=good.sum() >= 12, loss_scale_px=model.scale_px(centres.mean(0)) * 0.05)
+    corners_px = model.board_to_image(corners_board)
+    refined = {}
+    for h, corners, s in zip(hexes, corners_px, support):
+        cell = cells[h]
+        centre = corners.mean(axis=0)
+        refined[h] = CellGeometry(h, (float(centre[0]), float(centre[1])), corners, cell.visible,
+                                  cell.confidence)
+    return model, refined
+
+
+def _posed_corners(centres: np.ndarray, shift: np.ndarray, turn: np.ndarray) -> np.ndarray:
+    cos, sin = np.cos(turn), np.sin(turn)
+    rot = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
+    return np.einsum("nij,kj->nki", rot, UNIT_CORNERS) + (centres + shift)[:, None, :]
 
 
 def _share_inside(corners: np.ndarray, width: int, height: int) -> float:

@@ -18,7 +18,7 @@ import numpy as np
 from fjords.errors import FjordsError
 from scanner.onnx_model import DEFAULT_MODELS_DIR, OnnxModel
 
-WORK_SIDE = 384
+WORK_SIDE = 512
 OUTPUT_STRIDE = 2
 DEFAULT_MODEL = DEFAULT_MODELS_DIR / "tile_tops.onnx"
 #: Fewer tile-top pixels than this share of the map means no board.

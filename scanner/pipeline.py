@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -31,6 +32,14 @@ from scanner.sectors import SectorClassifier, sector_visibility
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
 #: Tiles less visible than this are reported with every sector ``?`` rather than read.
 MIN_TILE_VISIBLE = 0.05
+
+
+@contextmanager
+def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Record the seconds the block takes under ``timings[stage]``."""
+    start = time.perf_counter()
+    yield
+    timings[stage] = time.perf_counter() - start
 
 
 class CalibrationError(FjordsError):
@@ -75,12 +84,15 @@ class ScanResult:
     advice : sentences for the player (retake hints, unread tiles).
     timings : seconds per stage.
     lattice : the geometry stage's fit (reused by the next frame).
+    evidence : what the classifiers read per tile (:class:`TileEvidence`), to decode again
+        with other settings without classifying again.
     """
 
     board: Board
     advice: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     lattice: Any = None
+    evidence: dict = field(default_factory=dict, repr=False)
 
 
 class Scanner:
@@ -96,18 +108,24 @@ class Scanner:
 
     def __init__(self, models_dir: str | Path | None = None, calibration=None,
                  settings: DecodeSettings = DecodeSettings()):
-        from scanner.locate import TileTopNet
-
         self.models_dir = Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR
         self.settings = settings
-        self.tile_tops = TileTopNet(self.models_dir / "tile_tops.onnx")
         self.sectors = SectorClassifier(self.models_dir)
         self.pieces = PieceClassifier(self.models_dir, load_calibration(calibration))
 
+    @cached_property
+    def tile_tops(self):
+        """The geometry stage's network, loaded on first use (reading known tiles does not need it)."""
+        from scanner.locate import TileTopNet
+
+        return TileTopNet(self.models_dir / "tile_tops.onnx")
+
     @property
     def model_versions(self) -> dict[str, str]:
-        return {"tile_tops": self.tile_tops.version, "sectors": self.sectors.version,
-                "pieces": self.pieces.version}
+        versions = {"sectors": self.sectors.version, "pieces": self.pieces.version}
+        if "tile_tops" in self.__dict__:
+            versions = {"tile_tops": self.tile_tops.version, **versions}
+        return versions
 
     def scan_path(self, path: str | Path) -> ScanResult:
         """Scan a photo file (JPEG, PNG, WebP, HEIC with pillow-heif)."""
@@ -128,54 +146,67 @@ class Scanner:
         from scanner.quality import check_quality
 
         timings: dict[str, float] = {}
-
-        @contextmanager
-        def timed(stage: str) -> Iterator[None]:
-            start = time.perf_counter()
-            yield
-            timings[stage] = time.perf_counter() - start
-
-        with timed("quality"):
+        with timed(timings, "quality"):
             report = check_quality(image_bgr)
-        with timed("locate"):
+        with timed(timings, "locate"):
             region = locate_board(image_bgr, self.tile_tops)
-        with timed("lattice"):
+        with timed(timings, "lattice"):
             lattice = fit_lattice(image_bgr, region, previous=previous.lattice if previous else None)
-        cells = [c for c in lattice.cells.values()]
+        evidence = self.evidence(image_bgr, list(lattice.cells.values()), scale=scale, timings=timings)
+        with timed(timings, "assemble"):
+            board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+        advice = list(report.advice) + unread_advice(board)
+        return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence)
+
+    def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
+             original_size: tuple[int, int] | None = None, file: str | None = None,
+             timings: dict[str, float] | None = None) -> Board:
+        """Classify and decode tiles whose geometry is known (``CellGeometry``-like: ``hex``,
+        ``corners_px``, ``visible``), e.g. from the lattice fit or from a render's truth."""
+        timings = {} if timings is None else timings
+        evidence = self.evidence(image_bgr, cells, scale=scale, timings=timings)
+        with timed(timings, "assemble"):
+            return self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+
+    def decode(self, evidence: dict, image_shape: tuple[int, ...], *, scale: float = 1.0,
+               original_size: tuple[int, int] | None = None, file: str | None = None,
+               settings: DecodeSettings | None = None) -> Board:
+        """The board from the classifiers' evidence, with the photo's size and the model versions."""
+        height, width = image_shape[:2]
+        size = original_size or (round(width / scale), round(height / scale))
+        image_info = {"width": int(size[0]), "height": int(size[1])}
+        if file:
+            image_info = {"file": file, **image_info}
+        return assemble(evidence, settings=settings or self.settings,
+                        extra={"image": image_info, "scanner": {"models": self.model_versions}})
+
+    def evidence(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
+                 timings: dict[str, float] | None = None) -> dict:
+        """What the classifiers read on each tile (:class:`TileEvidence`, geometry in original pixels)."""
+        timings = {} if timings is None else timings
         readable = [c for c in cells if c.visible >= MIN_TILE_VISIBLE]
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in readable]
-        with timed("sectors"):
+        with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
             sector_probs = self.sectors.predict(pyramid, corners)
             visible = sector_visibility(corners, image_bgr.shape)
-        with timed("pieces"):
+        with timed(timings, "pieces"):
             pieces = self.pieces.predict(pyramid, corners)
-        with timed("assemble"):
-            evidence = {}
-            for n, cell in enumerate(readable):
-                evidence[cell.hex] = TileEvidence(cell.hex, sector_probs[n], visible[n], corners[n] / scale,
-                                                  float(cell.visible), _in_original(pieces[n], scale))
-            for cell in cells:
-                if cell.hex not in evidence:  # present but hidden: every sector unread
-                    evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),
-                                                      np.asarray(cell.corners_px) / scale, float(cell.visible))
-            height, width = image_bgr.shape[:2]
-            size = original_size or (round(width / scale), round(height / scale))
-            image_info = {"width": int(size[0]), "height": int(size[1])}
-            if file:
-                image_info = {"file": file, **image_info}
-            board = assemble(evidence, settings=self.settings,
-                             extra={"image": image_info, "scanner": {"models": self.model_versions}})
-        advice = list(report.advice) + unread_advice(board)
-        return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice)
+        evidence = {}
+        for n, cell in enumerate(readable):
+            evidence[cell.hex] = TileEvidence(cell.hex, sector_probs[n], visible[n], corners[n] / scale,
+                                              float(cell.visible), _in_original(pieces[n], scale))
+        for cell in cells:
+            if cell.hex not in evidence:  # present but hidden: every sector unread
+                evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),
+                                                  np.asarray(cell.corners_px) / scale, float(cell.visible))
+        return evidence
 
 
 def _in_original(reading, scale: float):
     """A piece reading with its points in original photo pixels."""
     if reading is None or scale == 1.0:
         return reading
-    from dataclasses import replace
-
     return replace(reading, base_px=tuple(v / scale for v in reading.base_px),
                    top_px=tuple(v / scale for v in reading.top_px))
 

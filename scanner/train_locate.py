@@ -26,6 +26,7 @@ from scanner.locate import DEFAULT_MODEL, OUTPUT_STRIDE, work_size
 MAX_TRAINING_SEED = 1_000_000
 DEFAULT_DATA = Path("out/locate-data.npz")
 CENTRE_SIGMA = 0.3  # of the tile radius
+HIDDEN_VISIBLE = 0.6  # tiles less visible than this are left out of the loss
 
 
 def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA) -> None:
@@ -36,9 +37,9 @@ def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA) -> None:
     if seed + count > MAX_TRAINING_SEED:
         raise SystemExit("training seeds must stay below 1 000 000")
     rng = np.random.default_rng(seed)
-    images, corners, owners = [], [], []
+    images, corners, visible, owners = [], [], [], []
     for n, s in enumerate(tqdm(range(seed, seed + count), desc="rendering")):
-        width = int(rng.choice([1008, 1344, 2016]))
+        width = int(rng.choice([1008, 1008, 1344]))
         render = render_random(s, width=width, height=width * 3 // 4)
         image, truth = render.image, render.truth
         size = work_size(image.shape[1], image.shape[0])
@@ -47,25 +48,36 @@ def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA) -> None:
         for t in truth["tiles"]:
             if "corners_px" in t:
                 corners.append(np.asarray(t["corners_px"], np.float32) * scale)
+                visible.append(float(t.get("visible", 1.0)))
                 owners.append(n)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, images=np.stack(images), corners=np.stack(corners), owners=np.asarray(owners))
+    np.savez_compressed(path, images=np.stack(images), corners=np.stack(corners), visible=np.asarray(visible),
+                        owners=np.asarray(owners))
 
 
-def targets(corners: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """``(2, h, w)`` float32 targets at output resolution: tile-top mask and centre heat map."""
+def targets(corners: np.ndarray, visible: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``(3, h, w)`` float32 targets at output resolution: tile-top mask, centre heat map, loss weight.
+
+    Tiles mostly hidden (under a hand) are left out of the loss: the network
+    cannot see them, and must not learn to invent them.
+    """
     w, h = size[0] // OUTPUT_STRIDE, size[1] // OUTPUT_STRIDE
     mask = np.zeros((h, w), np.uint8)
+    hidden = np.zeros((h, w), np.uint8)
     heat = np.zeros((h, w), np.float32)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-    for c in corners:
+    for c, seen in zip(corners, visible):
         c = (c + 0.5) / OUTPUT_STRIDE - 0.5
-        cv2.fillPoly(mask, [np.round(c * 16).astype(np.int32)], 1, lineType=cv2.LINE_AA, shift=4)
+        polygon = [np.round(c * 16).astype(np.int32)]
+        cv2.fillPoly(mask, polygon, 1, lineType=cv2.LINE_AA, shift=4)
+        if seen < HIDDEN_VISIBLE:
+            cv2.fillPoly(hidden, polygon, 1, shift=4)
         centre = c.mean(axis=0)
         radius = float(np.max(np.linalg.norm(c - centre, axis=1)))
         sigma = max(CENTRE_SIGMA * radius, 0.7)
         heat = np.maximum(heat, np.exp(-((xs - centre[0]) ** 2 + (ys - centre[1]) ** 2) / (2 * sigma * sigma)))
-    return np.stack([mask.astype(np.float32), heat])
+    weight = 1.0 - cv2.dilate(hidden, np.ones((3, 3), np.uint8)).astype(np.float32)
+    return np.stack([mask.astype(np.float32), heat, weight])
 
 
 def make_network():
@@ -110,9 +122,9 @@ def train(data_path: Path, epochs: int, out: Path, seed: int, crop: int = 192) -
     torch.set_num_threads(2)
     rng = np.random.default_rng(seed)
     with np.load(data_path) as data:
-        images, corners, owners = data["images"], data["corners"], data["owners"]
+        images, corners, visible, owners = data["images"], data["corners"], data["visible"], data["owners"]
     size = (images.shape[2], images.shape[1])
-    target = np.stack([targets(corners[owners == i], size) for i in range(len(images))])
+    target = np.stack([targets(corners[owners == i], visible[owners == i], size) for i in range(len(images))])
     net = make_network()
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     steps_per_epoch = max(1, len(images) // 16)
@@ -124,10 +136,11 @@ def train(data_path: Path, epochs: int, out: Path, seed: int, crop: int = 192) -
             x, y = _batch(images, target, rng, 16, crop)
             pred = net(torch.from_numpy(x))
             y = torch.from_numpy(y)
-            mask_loss = torch.nn.functional.binary_cross_entropy(pred[:, 0], y[:, 0])
+            bce = torch.nn.functional.binary_cross_entropy
+            mask_loss = (bce(pred[:, 0], y[:, 0], reduction="none") * y[:, 2]).mean()
             # Centre pixels are rare: weight them up so the peaks are learnt.
-            weight = 1.0 + 20.0 * y[:, 1]
-            heat_loss = (torch.nn.functional.binary_cross_entropy(pred[:, 1], y[:, 1], reduction="none") * weight).mean()
+            weight = (1.0 + 20.0 * y[:, 1]) * y[:, 2]
+            heat_loss = (bce(pred[:, 1], y[:, 1], reduction="none") * weight).mean()
             loss = mask_loss + heat_loss
             optimiser.zero_grad()
             loss.backward()

@@ -45,16 +45,16 @@ def build_model():
     return PieceNet()
 
 
-def train(data: Path, out: Path, steps: int, batch: int, seed: int) -> None:
+def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
-    samples = ReadingSamples.load(data)
+    samples = ReadingSamples.load_all(data)
     x_all = torch.from_numpy(np.ascontiguousarray(samples.piece_crops.transpose(0, 3, 1, 2)))  # uint8
     kinds = torch.from_numpy(samples.piece_kind.astype(np.int64))
     colours = torch.from_numpy(samples.piece_colour.astype(np.int64))
-    points = torch.from_numpy(samples.piece_points)
+    points = torch.from_numpy(samples.piece_points).clamp(0.0, 1.0)
     print(f"{len(kinds)} crops; kinds {np.bincount(samples.piece_kind, minlength=4).tolist()}; colours "
           f"{np.bincount(samples.piece_colour[samples.piece_colour >= 0], minlength=len(COLOUR_NAMES)).tolist()}")
     model = build_model()
@@ -80,9 +80,9 @@ def train(data: Path, out: Path, steps: int, batch: int, seed: int) -> None:
     print(f"wrote {out}")
 
 
-def evaluate(data: Path, models_dir: Path) -> dict[str, float]:
+def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
     """Kind and colour accuracy, and base point error (in tile radii), on held-out crops."""
-    samples = ReadingSamples.load(data)
+    samples = ReadingSamples.load_all(data)
     model = OnnxModel(models_dir / MODEL_FILE)
     kind_logits, colour_logits, pts = [], [], []
     for start in range(0, len(samples.piece_kind), 512):
@@ -116,13 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scanner.train_pieces", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="action", required=True)
     p_train = sub.add_parser("train", help="train on rendered samples and write the ONNX model")
-    p_train.add_argument("--data", type=Path, required=True, help="samples from python -m scanner.training")
+    p_train.add_argument("--data", type=Path, nargs="+", required=True,
+                         help="sample files from python -m scanner.training")
     p_train.add_argument("--out", type=Path, default=DEFAULT_MODELS_DIR / MODEL_FILE)
     p_train.add_argument("--steps", type=int, default=5000)
     p_train.add_argument("--batch", type=int, default=128)
     p_train.add_argument("--seed", type=int, default=0)
     p_eval = sub.add_parser("evaluate", help="kind, colour and position accuracy on held-out samples")
-    p_eval.add_argument("--data", type=Path, required=True)
+    p_eval.add_argument("--data", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     args = parser.parse_args(argv)
     if args.action == "train":

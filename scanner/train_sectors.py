@@ -33,11 +33,11 @@ def build_model():
                          nn.Linear(64, 3))
 
 
-def train(data: Path, out: Path, steps: int, batch: int, seed: int) -> None:
+def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
     import torch
 
     torch.manual_seed(seed)
-    samples = ReadingSamples.load(data)
+    samples = ReadingSamples.load_all(data)
     # Every tile gives twelve windows, one per sector, each labelled with its own sector's terrain.
     windows = sector_windows(samples.hex_patches).reshape(-1, SECTOR_WINDOW, SECTOR_WINDOW, 3)
     labels = torch.from_numpy(samples.sector_labels.reshape(-1).astype(np.int64))
@@ -58,9 +58,9 @@ def train(data: Path, out: Path, steps: int, batch: int, seed: int) -> None:
     print(f"wrote {out}")
 
 
-def evaluate(data: Path, models_dir: Path) -> dict[str, float]:
+def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
     """Per-sector accuracy, and how right the confident answers are, on held-out samples."""
-    samples = ReadingSamples.load(data)
+    samples = ReadingSamples.load_all(data)
     probs = SectorClassifier(models_dir).predict_patches(samples.hex_patches)
     best = probs.max(axis=-1).ravel()
     wrong = probs.argmax(axis=-1).ravel() != samples.sector_labels.ravel()
@@ -78,13 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scanner.train_sectors", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="action", required=True)
     p_train = sub.add_parser("train", help="train on rendered samples and write the ONNX model")
-    p_train.add_argument("--data", type=Path, required=True, help="samples from python -m scanner.training")
+    p_train.add_argument("--data", type=Path, nargs="+", required=True,
+                         help="sample files from python -m scanner.training")
     p_train.add_argument("--out", type=Path, default=DEFAULT_MODELS_DIR / MODEL_FILE)
     p_train.add_argument("--steps", type=int, default=6000)
     p_train.add_argument("--batch", type=int, default=256)
     p_train.add_argument("--seed", type=int, default=0)
     p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
-    p_eval.add_argument("--data", type=Path, required=True)
+    p_eval.add_argument("--data", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     args = parser.parse_args(argv)
     if args.action == "train":

@@ -70,6 +70,10 @@ class ReadingSamples:
         with np.load(path) as data:
             return cls(*(data[f] for f in cls.__dataclass_fields__))
 
+    @classmethod
+    def load_all(cls, paths: list[Path]) -> "ReadingSamples":
+        return cls.concatenate([cls.load(p) for p in paths])
+
 
 def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator,
                         copies: int = 1, min_visible: float = 0.95) -> ReadingSamples:
@@ -107,23 +111,32 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
 
 def render_sizes(rng: np.random.Generator) -> tuple[int, int]:
     """A photo size for training: phone-like 4:3, mostly smaller than full size to save time."""
-    width = int(rng.choice([1008, 1344, 1512, 2016]))
+    width = int(rng.choice([1008, 1200, 1344, 1600]))
     return width, width * 3 // 4
 
 
-def build_dataset(count: int, seed: int, copies: int = 2, progress: bool = True) -> ReadingSamples:
-    """Samples from ``count`` rendered photos with seeds ``seed .. seed + count - 1``."""
+def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
+                  progress: bool = True) -> ReadingSamples:
+    """Samples from ``count`` rendered photos with seeds ``seed .. seed + count - 1``, saved to ``out``.
+
+    The file is rewritten every ``save_every`` photos, so a long run can be
+    used (or stopped) part way.
+    """
+    import cv2
     from renderer import render_random
     from tqdm import tqdm
 
     if seed + count > MAX_TRAINING_SEED:
         raise ValueError(f"training seeds must stay below {MAX_TRAINING_SEED}")
+    cv2.setNumThreads(1)  # several of these run side by side on few cores
     parts = []
-    for s in tqdm(range(seed, seed + count), disable=not progress, desc="rendering", unit="photo"):
+    for n, s in enumerate(tqdm(range(seed, seed + count), disable=not progress, desc="rendering", unit="photo")):
         rng = np.random.default_rng(s)
         width, height = render_sizes(rng)
         render = render_random(s, width=width, height=height)
         parts.append(samples_from_render(render.image, render.truth, rng, copies=copies))
+        if (n + 1) % save_every == 0 or n + 1 == count:
+            ReadingSamples.concatenate(parts).save(out)
     return ReadingSamples.concatenate(parts)
 
 
@@ -161,7 +174,7 @@ def fit(model, batches, steps: int, lr: float = 3e-3, log_every: int = 200) -> N
         loss.backward()
         optimiser.step()
         schedule.step()
-        running += float(loss)
+        running += loss.item()
         if (step + 1) % log_every == 0:
             print(f"step {step + 1}/{steps} loss {running / log_every:.4f} ({time.time() - start:.0f} s)",
                   flush=True)
@@ -190,8 +203,7 @@ def dataset_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copies", type=int, default=2, help="jittered cut-outs per tile")
     parser.add_argument("--out", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args(argv)
-    samples = build_dataset(args.count, args.seed, args.copies)
-    samples.save(args.out)
+    samples = build_dataset(args.count, args.seed, args.out, args.copies)
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

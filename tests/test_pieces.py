@@ -1,0 +1,59 @@
+"""Piece colour naming, colour sampling, crop geometry and (when trained) the piece model."""
+
+import numpy as np
+import pytest
+
+from scanner.onnx_model import DEFAULT_MODELS_DIR
+from scanner.patches import PIECE_CROP, PIECE_WINDOW, apply_homography, piece_window_matrix
+from scanner.pieces import COLOUR_NAMES, PIECE_KINDS, calibrated_colour_probs, piece_rgb
+
+PALETTE = {"red": (200, 30, 40), "orange": (240, 130, 20), "blue": (30, 60, 200), "white": (240, 240, 235)}
+
+
+@pytest.mark.parametrize("rgb, name", [((190, 40, 45), "red"), ((230, 140, 40), "orange"),
+                                        ((40, 70, 180), "blue"), ((225, 228, 230), "white")])
+def test_calibrated_colour_is_the_nearest_in_lab(rgb, name):
+    probs, names = calibrated_colour_probs(rgb, PALETTE)
+    assert names == tuple(PALETTE)
+    assert names[int(np.argmax(probs))] == name
+    assert probs.sum() == pytest.approx(1.0)
+    assert probs.max() > 0.9
+
+
+def test_piece_rgb_reads_the_pixels_between_base_and_top():
+    image = np.zeros((100, 100, 3), np.uint8)
+    image[30:70, 40:60] = (20, 40, 200)  # BGR: a red piece
+    assert piece_rgb(image, np.array([50.0, 68.0]), np.array([50.0, 32.0]), 3.0) == (200, 40, 20)
+
+
+def test_piece_rgb_outside_the_photo_is_black():
+    image = np.full((10, 10, 3), 255, np.uint8)
+    assert piece_rgb(image, np.array([-50.0, -50.0]), np.array([-60.0, -60.0]), 2.0) == (0, 0, 0)
+
+
+def test_piece_window_reaches_further_up_than_down():
+    corners = np.array([[50 + 20 * np.cos(a), 50 - 20 * np.sin(a)] for a in np.radians(30 + 60 * np.arange(6))])
+    m = piece_window_matrix(corners)
+    x0, x1, y0, y1 = PIECE_WINDOW
+    top_left, bottom_right = apply_homography(m, np.array([[50 + 20 * x0, 50 + 20 * y0],
+                                                            [50 + 20 * x1, 50 + 20 * y1]]))
+    assert top_left == pytest.approx([0, 0], abs=1e-6)
+    assert bottom_right == pytest.approx([PIECE_CROP, PIECE_CROP], abs=1e-6)
+    assert -y0 > y1
+
+
+def test_names_match_the_spec():
+    assert PIECE_KINDS == ("none", "house", "settler", "runestone")
+    assert set(COLOUR_NAMES) == {"red", "yellow", "blue", "black", "white", "green", "grey", "beige", "brown",
+                                 "orange", "purple"}
+
+
+@pytest.mark.skipif(not (DEFAULT_MODELS_DIR / "pieces.onnx").exists(), reason="model not trained")
+def test_model_output_shapes_and_ranges():
+    from scanner.onnx_model import OnnxModel
+    from scanner.sectors import to_tensor
+
+    crops = np.random.default_rng(0).integers(0, 255, (3, PIECE_CROP, PIECE_CROP, 3), dtype=np.uint8)
+    kind, colour, points = OnnxModel(DEFAULT_MODELS_DIR / "pieces.onnx").run(to_tensor(crops))
+    assert kind.shape == (3, len(PIECE_KINDS)) and colour.shape == (3, len(COLOUR_NAMES))
+    assert points.shape == (3, 4) and (points >= 0).all() and (points <= 1).all()

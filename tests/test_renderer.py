@@ -1,0 +1,206 @@
+"""The renderer: legal truth, determinism, geometry landing on the right pixels, faithful tile art, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fjords import Board
+from fjords.geometry import SECTORS
+from fjords_cli.main import main as fjords_main
+from renderer import STYLES, random_board, render_board, render_random
+from renderer.camera import Camera
+from renderer.tileart import TERRAIN_INDEX, terrain_labels
+
+SMALL = dict(width=640, height=480)
+# A clean straight-down photo: nothing but the board, flat art, no sensor effects.
+CLEAN = dict(style="flat", elevation_deg=90.0, roll_deg=0.0, hands=0, clutter=(), blur_sigma=0.0, noise_sigma=0.0,
+             glare=0.0, gradient=0.0, vignette=0.0, jpeg_quality=100, fill=0.85, aim_offset=(0.0, 0.0),
+             exposure=1.0, white_balance=(1.0, 1.0, 1.0))
+
+
+def _sector_point(tile: dict, sector: int, depth: float = 0.8) -> np.ndarray:
+    """Pixel ``depth`` of the way from the tile's centre to the middle of ``sector``'s rim."""
+    c = np.array(tile["center_px"])
+    corners = np.array(tile["corners_px"])
+    d, half = divmod(sector, 2)
+    mid_edge = (corners[d - 1] + corners[d]) / 2
+    rim = (corners[d - 1] + mid_edge) / 2 if half == 0 else (mid_edge + corners[d]) / 2
+    return c + depth * (rim - c)
+
+
+def _nearest_terrain(bgr: np.ndarray, palette: dict) -> str:
+    """The terrain whose printed colour has the closest chromaticity (light scales brightness)."""
+    def chroma(c):
+        c = np.asarray(c, float) + 1.0
+        return c / c.sum()
+    return min("SMP", key=lambda t: np.linalg.norm(chroma(bgr) - chroma(palette[t][0])))
+
+
+@pytest.fixture(scope="module")
+def renders():
+    return [render_random(seed, **SMALL) for seed in range(4)]
+
+
+def test_truth_is_a_fjords_board_with_geometry(renders):
+    for r in renders:
+        assert r.image.shape == (480, 640, 3) and r.image.dtype == np.uint8
+        board = Board.from_json(r.truth)
+        assert len(board.tiles) == len(r.truth["tiles"]) > 0
+        assert all(len(t["terrain"]) == SECTORS for t in r.truth["tiles"])
+        for t in r.truth["tiles"]:
+            assert len(t["corners_px"]) == 6 and 0.0 <= t["visible"] <= 1.0
+        for p in r.truth["pieces"]:
+            x0, y0, x1, y1 = p["bbox_px"]
+            assert 0 <= x0 <= x1 <= 639 and 0 <= y0 <= y1 <= 479
+        assert r.truth["style"] in STYLES
+        assert {"elevation_deg", "azimuth_deg", "roll_deg", "focal_mm", "k1"} <= set(r.truth["camera"])
+        assert r.truth["image"]["width"] == 640
+
+
+def test_truth_boards_are_legal(renders):
+    pytest.importorskip("fjords.legality")
+    for r in renders:
+        assert Board.from_json(r.truth).legal_violations() == []
+
+
+def test_same_seed_same_photo_and_truth():
+    board = random_board(11, "2022", 3)
+    a = render_board(board, 5, **SMALL)
+    b = render_board(board, 5, **SMALL)
+    assert np.array_equal(a.image, b.image)
+    assert json.dumps(a.truth) == json.dumps(b.truth)
+    assert not np.array_equal(a.image, render_board(board, 6, **SMALL).image)
+
+
+def test_corners_run_counter_clockwise_around_the_centre(renders):
+    for r in renders:
+        for t in r.truth["tiles"]:
+            c = np.array(t["center_px"])
+            rel = np.array(t["corners_px"]) - c
+            angles = np.unwrap(np.arctan2(-rel[:, 1], rel[:, 0]))  # y down: flip for counter-clockwise
+            assert np.all(np.diff(angles) > 0)
+
+
+@pytest.mark.parametrize("seed, k1", [(3, 0.0), (8, -0.12)])
+def test_sector_colours_at_predicted_pixels(seed, k1):
+    board = random_board(seed, "classic", 2).with_pieces([])
+    r = render_board(board, seed, width=800, height=600, k1=k1, k2=0.0, **CLEAN)
+    palette = r.truth["render"]["palette"]
+    hits = total = 0
+    for t in r.truth["tiles"]:
+        if t["visible"] < 1.0:
+            continue
+        for i in range(SECTORS):
+            x, y = np.round(_sector_point(t, i)).astype(int)
+            total += 1
+            hits += _nearest_terrain(r.image[y, x], palette) == t["terrain"][i]
+    assert total >= 12 * 4
+    assert hits / total >= 0.97
+
+
+def test_pieces_stand_inside_their_tiles(renders):
+    for r in renders:
+        tiles = {(t["q"], t["r"]): t for t in r.truth["tiles"]}
+        for p in r.truth["pieces"]:
+            if p["sector"] is None:
+                continue
+            polygon = np.array(tiles[(p["q"], p["r"])]["corners_px"], np.float32)
+            assert cv2.pointPolygonTest(polygon, tuple(p["base_px"]), False) >= 0
+
+
+def test_straight_down_board_fills_the_frame_as_asked():
+    board = random_board(2, "classic", 2)
+    r = render_board(board, 2, **SMALL, **{**CLEAN, "fill": 0.6})
+    pts = np.concatenate([t["corners_px"] for t in r.truth["tiles"]])
+    extent = max(np.ptp(pts[:, 0]) / 640, np.ptp(pts[:, 1]) / 480)
+    assert extent == pytest.approx(0.6, abs=0.05)
+    assert all(t["visible"] == 1.0 for t in r.truth["tiles"])
+
+
+def test_unknown_override_or_style_is_refused():
+    board = random_board(1)
+    with pytest.raises(TypeError, match="zoom"):
+        render_board(board, 1, zoom=2, **SMALL)
+    with pytest.raises(ValueError, match="style"):
+        render_board(board, 1, style="nope", **SMALL)
+
+
+def test_colours_argument_repaints_a_player():
+    board = random_board(4, "classic", 2)
+    player = board.players[0]
+    r = render_board(board, 4, colours={player: (0, 255, 0)}, **SMALL, **{**CLEAN, "style": "muted"})
+    piece = next((p for p in r.truth["pieces"] if p["player"] == player), None)
+    if piece is None:
+        pytest.skip("this board has no piece of the first player")
+    x0, y0, x1, y1 = np.round(piece["bbox_px"]).astype(int)
+    crop = r.image[y0:y1 + 1, x0:x1 + 1].reshape(-1, 3).astype(int)
+    assert np.any((crop[:, 1] > crop[:, 0] + 60) & (crop[:, 1] > crop[:, 2] + 60))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(alphabet="SMP", min_size=12, max_size=12), st.integers(0, 2**16), st.floats(0.0, 1.3))
+def test_tile_art_is_faithful_to_the_sectors(terrain, seed, wiggle):
+    radius = 40.0
+    size = 2 * int(math.ceil(radius)) + 3
+    labels = terrain_labels(terrain, size, radius, wiggle, np.random.default_rng(seed))
+    c = (size - 1) / 2
+    ys, xs = np.mgrid[0:size, 0:size]
+    x, y = xs - c, c - ys
+    angle = np.degrees(np.arctan2(y, x)) % 360
+    sector = ((angle + 30) // 30).astype(int) % SECTORS
+    r = np.hypot(x, y)
+    inside = r < radius * math.sqrt(3) / 2 * 0.97
+    for i in range(SECTORS):
+        own = inside & (sector == i)
+        want = TERRAIN_INDEX[terrain[i]]
+        assert np.mean(labels[own] == want) >= 0.6
+        rim = own & (r > radius * 0.78)
+        # Away from the sector's angular limits the rim is exactly the sector's terrain.
+        centred = rim & (np.abs(((angle - (30 * i - 15)) + 180) % 360 - 180) < 11)
+        assert np.all(labels[centred] == want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(40, 90), st.floats(0, 360), st.floats(-10, 10), st.floats(-0.2, 0.05),
+       st.floats(-200, 200), st.floats(-200, 200))
+def test_camera_projection_round_trips(elevation, azimuth, roll, k1, x, y):
+    cam = Camera.looking_at((0, 0, 0), elevation_deg=elevation, azimuth_deg=azimuth, roll_deg=roll,
+                            distance=600, focal_mm=26, width=800, height=600, k1=k1, k2=0.01)
+    point = np.array([x, y, 2.0])
+    ideal = cam.project_ideal(point)
+    assert np.allclose(cam.undistort(cam.distort(ideal)), ideal, atol=1e-3)
+    assert np.allclose(cam.plane_point(ideal, 2.0), point, atol=1e-6)
+    # Straight down with no roll, east is image right and north is image up (an unmirrored photo).
+    down = Camera.looking_at((0, 0, 0), elevation_deg=90, azimuth_deg=270, roll_deg=0, distance=600,
+                             focal_mm=26, width=800, height=600)
+    east, north = down.project(np.array([[10.0, 0, 0], [0, 10.0, 0]])) - down.project(np.zeros(3))
+    assert east[0] > 0 and abs(east[1]) < 1e-6 and north[1] < 0
+
+
+def test_cli_writes_photos_and_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "photos"
+    args = ["render", "--count", "2", "--seed", "7", "--out", str(out), "--width", "320", "--height", "240"]
+    assert fjords_main(args) == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["render_000007.jpg", "render_000007.json", "render_000008.jpg", "render_000008.json"]
+    truth = json.loads((out / "render_000007.json").read_text())
+    assert truth["image"] == {"file": "render_000007.jpg", "width": 320, "height": 240}
+    assert cv2.imread(str(out / "render_000008.jpg")).shape == (240, 320, 3)
+    assert fjords_main(args) == 2
+    assert "--force" in capsys.readouterr().err
+    assert fjords_main(args + ["--force"]) == 0
+
+
+@pytest.mark.parametrize("bad", [["--count", "0"], ["--style", "nope"], ["--players", "9"],
+                                 ["--exclude-style", "flat", "--style", "flat"], ["--board", "/no/such.json"]])
+def test_cli_bad_arguments_exit_2_with_one_line(tmp_path, capsys, bad):
+    assert fjords_main(["render", "--out", str(tmp_path), *bad]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fjords: error:") and "\n" not in err

@@ -1,0 +1,67 @@
+"""End to end: rendered photos (fixed seeds, outside the training range) scanned and compared with the truth."""
+
+import numpy as np
+import pytest
+
+from fjords.board import Board
+from fjords.compare import compare
+from scanner.onnx_model import DEFAULT_MODELS_DIR
+
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx")
+pytestmark = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
+                                reason="models not trained")
+SEEDS = (900_101, 900_102)
+
+
+class _Cell:
+    def __init__(self, tile):
+        from fjords.geometry import Hex
+
+        self.hex = Hex(tile["q"], tile["r"])
+        self.corners_px = np.asarray(tile["corners_px"])
+        self.visible = tile.get("visible", 1.0)
+
+
+@pytest.fixture(scope="module")
+def scanner():
+    from scanner.pipeline import Scanner
+
+    return Scanner()
+
+
+@pytest.fixture(scope="module", params=SEEDS)
+def render(request):
+    from renderer import render_random
+
+    return render_random(request.param, width=1008, height=756)
+
+
+def test_reading_at_true_corners_is_nearly_exact(scanner, render):
+    cells = [_Cell(t) for t in render.truth["tiles"] if t.get("visible", 1.0) > 0.95]
+    truth = Board.from_json(render.truth)
+    truth = truth.with_tiles(t for t in truth.tiles.values() if t.hex in {c.hex for c in cells})
+    truth = truth.with_pieces(p for p in truth.pieces if p.hex in truth.tiles)
+    board = scanner.read(render.image, cells)
+    c = compare(board, truth)
+    assert c.matched_tiles == c.true_tiles == len(cells)
+    assert c.correct_sectors >= 0.97 * c.total_sectors
+    assert c.silent_sector_errors <= 0.01 * c.total_sectors
+    assert c.matched_pieces >= 0.8 * c.true_pieces
+
+
+def test_full_scan_finds_and_reads_the_board(scanner, render):
+    result = scanner.scan(render.image)
+    c = compare(result.board, Board.from_json(render.truth))
+    assert c.matched_tiles >= 0.85 * c.true_tiles
+    assert c.matched_tiles >= 0.95 * c.scanned_tiles
+    assert c.correct_sectors >= 0.8 * c.total_sectors
+    assert set(result.timings) >= {"quality", "locate", "lattice", "sectors", "pieces", "assemble"}
+    doc = result.board.to_json()
+    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "pieces"}
+    assert all(0.0 <= t["confidence"] <= 1.0 and len(t["corners_px"]) == 6 for t in doc["tiles"])
+
+
+def test_previous_frame_is_accepted(scanner, render):
+    first = scanner.scan(render.image)
+    second = scanner.scan(render.image, previous=first)
+    assert set(second.board.tiles) and len(second.board.tiles) == len(first.board.tiles)

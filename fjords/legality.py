@@ -43,6 +43,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from fjords.board import Board, Piece
+from fjords.boardjson import _piece_json  # the document's own form of a piece
 from fjords.geometry import DIRECTIONS, SECTORS, Hex, cyclic_runs, facing_sector
 from fjords.rules import Rules
 
@@ -83,10 +84,16 @@ def undecided(board: Board, rules: Rules | None = None) -> list[Violation]:
 
 
 def _verdicts(board: Board, rules: Rules | None) -> tuple[list[Violation], list[Violation]]:
+    """Both lists, computed once per board and rules (callers usually ask for both)."""
     rules = rules or Rules.for_edition(board.edition)
-    broken, unsure = _memo(board, "layout", _layout_verdicts)
-    piece_broken, piece_unsure = _piece_verdicts(board, rules)
-    return _sorted(broken + piece_broken), _sorted(unsure + piece_unsure)
+
+    def compute(board: Board) -> tuple[list[Violation], list[Violation]]:
+        broken, unsure = _layout_verdicts(board)
+        piece_broken, piece_unsure = _piece_verdicts(board, rules)
+        return _sorted(broken + piece_broken), _sorted(unsure + piece_unsure)
+
+    broken, unsure = _memo(board, repr(rules), compute)
+    return list(broken), list(unsure)
 
 
 def _sorted(violations: Iterable[Violation]) -> list[Violation]:
@@ -94,9 +101,9 @@ def _sorted(violations: Iterable[Violation]) -> list[Violation]:
 
 
 def _memo(board: Board, key: str, compute: Callable[[Board], Any]) -> Any:
-    """Derived data kept on the board itself: a Board is immutable (as ``cached_property`` relies on too)."""
+    """Derived data kept on the board itself: a Board is immutable (``cached_property`` relies on that too)."""
     store = board.__dict__
-    name = "_legality_" + key
+    name = "_legality " + key
     if name not in store:
         store[name] = compute(board)
     return store[name]
@@ -105,14 +112,6 @@ def _memo(board: Board, key: str, compute: Callable[[Board], Any]) -> Any:
 def _piece_key(piece: Piece) -> tuple[Any, ...]:
     return (piece.hex, -1 if piece.sector is None else piece.sector, piece.kind, piece.player or "",
             piece.rune or "")
-
-
-def _piece_json(piece: Piece) -> dict[str, Any]:
-    out: dict[str, Any] = {"q": piece.hex.q, "r": piece.hex.r, "sector": piece.sector, "kind": piece.kind,
-                           "player": piece.player}
-    if piece.rune is not None:
-        out["rune"] = piece.rune
-    return out
 
 
 def _name(h: Hex) -> str:
@@ -150,9 +149,16 @@ class _Layout:
         self.terrains: list[str] = [board.tiles[h].terrain for h in self.hexes]
         self.starts: list[int] = [n for n, h in enumerate(self.hexes) if board.tiles[h].start]
         self.neighbours: list[tuple[int, ...]] = [
-            tuple(index.get((h.q + dq, h.r + dr), -1) for dq, dr in DIRECTIONS) for h in self.hexes]
-        self.degrees: list[int] = [sum(nb >= 0 for nb in nbs) for nbs in self.neighbours]
+            tuple([index.get((q + dq, r + dr), -1) for dq, dr in DIRECTIONS]) for q, r in self.hexes]
+        self.degrees: list[int] = [6 - nbs.count(-1) for nbs in self.neighbours]
         self.all_read = not any("?" in t for t in self.terrains)
+        self._lands: dict[bool, list[_TileLand]] = {}
+
+    def lands(self, lenient: bool) -> list["_TileLand"]:
+        """Every tile's :class:`_TileLand` in the lenient or strict reading."""
+        if lenient not in self._lands:
+            self._lands[lenient] = [_tile_land(t, lenient) for t in self.terrains]
+        return self._lands[lenient]
 
     def __len__(self) -> int:
         return len(self.hexes)
@@ -164,13 +170,15 @@ class _Layout:
 
     def triangles(self) -> list[tuple[int, int, int]]:
         """Every three mutually adjacent tiles, most surrounded first (they most often start a full closure)."""
+        degrees = self.degrees
         found = []
         for a, nbs in enumerate(self.neighbours):
             for d in (0, 1):  # each triangle once: from its tile that sees the others at d and d + 1, d < 2
                 b, c = nbs[d], nbs[d + 1]
                 if b >= 0 and c >= 0:
-                    found.append((a, b, c))
-        return sorted(found, key=lambda tri: (-sum(self.degrees[t] for t in tri), sorted(tri)))
+                    found.append((-(degrees[a] + degrees[b] + degrees[c]), a, b, c))
+        found.sort()
+        return [(a, b, c) for _, a, b, c in found]
 
 
 def _edge_verdicts(layout: _Layout) -> tuple[list[Violation], list[Violation]]:
@@ -233,9 +241,9 @@ def _placement_verdicts(layout: _Layout, start: tuple[int, int, int] | None) -> 
     triples = [start] if start is not None else layout.triangles()
     # Without unread sectors both readings are the board itself; the strict code is the faster.
     lenient = _build(layout, triples, lenient=not layout.all_read)
-    if len(lenient) < len(layout):
+    if lenient is None or len(lenient) < len(layout):
         broken, unsure = _landmass_verdicts(layout)
-        return [_order_violation(_stranded(layout, lenient), start, broken=True)] + broken, unsure
+        return [_order_violation(layout, lenient, start)] + broken, unsure
     if layout.all_read:
         return [], []
     # Sound shortcut: an unread sector with no read land beside it that faces no read land can never
@@ -245,24 +253,35 @@ def _placement_verdicts(layout: _Layout, start: tuple[int, int, int] | None) -> 
     if hopeless:
         stranded = tuple(layout.hexes[t] for t in sorted(set(hopeless)))
     else:
-        stranded = _stranded(layout, _build(layout, triples, lenient=False))
+        strict = _build(layout, triples, lenient=False)
+        stranded = _stranded(layout, strict.placed if strict is not None else set())
     if stranded:
         _, unsure = _landmass_verdicts(layout, lenient_holds=True)
-        return [], [_order_violation(stranded, start, broken=False)] + unsure
+        origin = "from the start tiles" if start is not None else "from any three adjacent start tiles"
+        unsure.insert(0, Violation("placement-order", f"Cannot tell whether this layout could be built in order "
+                                   f"{origin} because sectors are unread (around {_names(stranded)}).", stranded))
+        return [], unsure
     return [], []
 
 
-def _stranded(layout: _Layout, growth: "_Growth") -> tuple[Hex, ...]:
-    return tuple(layout.hexes[t] for t in range(len(layout)) if not growth.placed[t])
+def _stranded(layout: _Layout, placed: set[int]) -> tuple[Hex, ...]:
+    return tuple(layout.hexes[t] for t in range(len(layout)) if t not in placed)
 
 
-def _order_violation(stranded: tuple[Hex, ...], start: tuple[int, int, int] | None, broken: bool) -> Violation:
+def _order_violation(layout: _Layout, best: "_Growth | None", start: tuple[int, int, int] | None) -> Violation:
+    """Why no order builds the layout: no start whose land is one mass, or the tiles the best closure left."""
+    if best is None:
+        if start is not None:
+            tiles = tuple(sorted(layout.hexes[t] for t in start))
+            reason = f"the land of the start tiles {_names(tiles)} is not one mass"
+        else:
+            tiles = tuple(layout.hexes)
+            reason = "no three mutually adjacent tiles have their land in one mass to start from"
+        return Violation("placement-order", f"No placement order builds this layout: {reason}.", tiles)
     origin = "from the start tiles" if start is not None else "from any three adjacent start tiles"
-    if broken:
-        return Violation("placement-order", f"No placement order builds this layout {origin}: {_names(stranded)} "
-                         "can never be placed touching two earlier tiles with the land in one mass.", stranded)
-    return Violation("placement-order", f"Cannot tell whether this layout could be built in order {origin} "
-                     f"because sectors are unread (around {_names(stranded)}).", stranded)
+    stranded = _stranded(layout, best.placed)
+    return Violation("placement-order", f"No placement order builds this layout {origin}: {_names(stranded)} "
+                     "can never be placed touching two earlier tiles with the land in one mass.", stranded)
 
 
 def _landmass_verdicts(layout: _Layout, lenient_holds: bool = False) -> tuple[list[Violation], list[Violation]]:
@@ -283,18 +302,19 @@ def _landmass_verdicts(layout: _Layout, lenient_holds: bool = False) -> tuple[li
                                       f"(around {_names(where)}).", where)]
 
 
-def _build(layout: _Layout, triples: Sequence[tuple[int, int, int]], lenient: bool) -> "_Growth":
-    """The largest closure over the candidate start triples (the first complete one ends the search).
+def _build(layout: _Layout, triples: Sequence[tuple[int, int, int]], lenient: bool) -> "_Growth | None":
+    """The largest closure over the candidate start triples (the first complete one ends the search);
+    None when no triple's land is one mass to start from.
 
     A closure ``C`` that is a fixed point holding land contains every tile any valid order can place
     from a start inside it (the monotonicity lemma in ``docs/rules.md``), so a triple already inside a
     failed closure is skipped.
     """
     best: _Growth | None = None
-    dead_ends: list[bytearray] = []
+    dead_ends: list[set[int]] = []
     for triple in triples:
-        has_land = any(any(_tile_land(layout.terrains[t], lenient).required) for t in triple)
-        if has_land and any(all(placed[t] for t in triple) for placed in dead_ends):
+        has_land = any(any(layout.lands(lenient)[t].required) for t in triple)
+        if has_land and any(all(t in placed for t in triple) for placed in dead_ends):
             continue
         growth = _grow(layout, triple, lenient)
         if growth is None:
@@ -305,7 +325,7 @@ def _build(layout: _Layout, triples: Sequence[tuple[int, int, int]], lenient: bo
             dead_ends.append(growth.placed)
         if best is None or len(growth) > len(best):
             best = growth
-    return best if best is not None else _Growth(layout, lenient)
+    return best
 
 
 def _grow(layout: _Layout, triple: tuple[int, int, int], lenient: bool) -> "_Growth | None":
@@ -375,19 +395,20 @@ def _tile_land(terrain: str, lenient: bool) -> _TileLand:
 class _Growth:
     """A set of placed tiles and how their land hangs together, grown one tile at a time.
 
-    Land runs are nodes ``12·tile + run`` of a union-find. ``main`` is a required node of the placed
-    land (-1 while there is none); ``ready`` holds unplaced tiles that touch two placed ones.
+    Land runs are nodes ``12·tile + run`` of a union-find whose roots are absent from ``parent``.
+    ``main`` is a required node of the placed land (-1 while there is none); ``ready`` holds unplaced
+    tiles that touch two placed ones. Everything is sparse, so that a closure costs what it places,
+    not the size of the board (many triples may be tried on a broken board).
     """
 
     def __init__(self, layout: _Layout, lenient: bool) -> None:
         self.layout = layout
         self.lenient = lenient
-        self.lands = [_tile_land(t, lenient) for t in layout.terrains]
-        self.placed = bytearray(len(layout))
-        self.touching = [0] * len(layout)
-        self.parent = list(range(SECTORS * len(layout)))
+        self.lands = layout.lands(lenient)
+        self.placed: set[int] = set()
+        self.touching: dict[int, int] = {}
+        self.parent: dict[int, int] = {}
         self.main = -1
-        self.size = 0
         self.ready: list[int] = []
 
     @classmethod
@@ -399,43 +420,45 @@ class _Growth:
         return whole
 
     def __len__(self) -> int:
-        return self.size
+        return len(self.placed)
 
     def copy(self) -> "_Growth":
         twin = _Growth.__new__(_Growth)
         twin.__dict__.update(self.__dict__)
         twin.placed, twin.touching, twin.parent, twin.ready = (
-            bytearray(self.placed), list(self.touching), list(self.parent), list(self.ready))
+            set(self.placed), dict(self.touching), dict(self.parent), list(self.ready))
         return twin
 
     def waiting(self) -> list[int]:
-        return [t for t in range(len(self.layout)) if not self.placed[t] and self.touching[t] >= 2]
+        return sorted(t for t, count in self.touching.items() if count >= 2 and t not in self.placed)
 
     def _find(self, node: int) -> int:
         parent = self.parent
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
+        root = node
+        while root in parent:
+            root = parent[root]
+        while node != root:  # path compression
+            parent[node], node = root, parent[node]
+        return root
 
     def _across(self, t: int, i: int) -> int:
         """The placed land node lying against sector ``i`` of tile ``t``, or -1."""
         nb = self.layout.neighbours[t][i >> 1]
-        if nb < 0 or not self.placed[nb]:
+        if nb < 0 or nb not in self.placed:
             return -1
         k = self.lands[nb].run_of[_FACING[i]]
         return -1 if k < 0 else SECTORS * nb + k
 
     def add(self, t: int) -> None:
-        self.placed[t] = 1
-        self.size += 1
+        self.placed.add(t)
         land = self.lands[t]
-        neighbours, placed, lands, parent, find = self.layout.neighbours[t], self.placed, self.lands, self.parent, self._find
+        neighbours, placed, lands, parent, find = (
+            self.layout.neighbours[t], self.placed, self.lands, self.parent, self._find)
         for j, run in enumerate(land.runs):
             root = find(SECTORS * t + j)
             for i in run:  # _across, inlined: this loop is the engine's hottest
                 nb = neighbours[i >> 1]
-                if nb >= 0 and placed[nb]:
+                if nb >= 0 and nb in placed:
                     k = lands[nb].run_of[_FACING[i]]
                     if k >= 0:
                         other = find(SECTORS * nb + k)
@@ -443,10 +466,11 @@ class _Growth:
                             parent[other] = root
             if land.required[j] and self.main < 0:
                 self.main = SECTORS * t + j
-        for nb in self.layout.neighbours[t]:
-            if nb >= 0 and not self.placed[nb]:
-                self.touching[nb] += 1
-                if self.touching[nb] >= 2:
+        touching = self.touching
+        for nb in neighbours:
+            if nb >= 0 and nb not in placed:
+                touching[nb] = count = touching.get(nb, 0) + 1
+                if count >= 2:
                     self.ready.append(nb)
 
     def fits(self, t: int) -> bool:
@@ -465,7 +489,7 @@ class _Growth:
 
     def _read_land_across(self, t: int, i: int) -> bool:
         nb = self.layout.neighbours[t][i >> 1]
-        return nb >= 0 and bool(self.placed[nb]) and self.layout.terrains[nb][_FACING[i]] in _READ_LAND
+        return nb >= 0 and nb in self.placed and self.layout.terrains[nb][_FACING[i]] in _READ_LAND
 
     def _joins(self, t: int) -> bool:
         """Lenient test: do the required runs of ``t`` and the placed mass end up in one component?
@@ -508,7 +532,7 @@ class _Growth:
             parked: set[int] = set()
             while self.ready:
                 t = self.ready.pop()
-                if self.placed[t] or (land_free_only and not self.lands[t].land_free):
+                if t in self.placed or (land_free_only and not self.lands[t].land_free):
                     continue
                 if self.fits(t):
                     self.add(t)
@@ -521,23 +545,21 @@ class _Growth:
 
     def _components(self) -> Iterator[tuple[int, int]]:
         """``(tile, root)`` for every required land node of the placed tiles."""
-        for t in range(len(self.layout)):
-            if self.placed[t]:
-                for j, needed in enumerate(self.lands[t].required):
-                    if needed:
-                        yield t, self._find(SECTORS * t + j)
+        for t in self.placed:
+            for j, needed in enumerate(self.lands[t].required):
+                if needed:
+                    yield t, self._find(SECTORS * t + j)
 
     def connected(self) -> bool:
         """The placed land is one mass (and, strictly read, no unread sector can stand apart)."""
         if len({root for _, root in self._components()}) > 1:
             return False
-        return all(self._read_land_across(t, i)
-                   for t in range(len(self.layout)) if self.placed[t] for i in self.lands[t].loose)
+        return all(self._read_land_across(t, i) for t in self.placed for i in self.lands[t].loose)
 
     def cut_off(self) -> tuple[Hex, ...]:
         """Tiles with land outside the largest piece of the land (largest by runs, ties by position)."""
         members: dict[int, list[int]] = {}
-        for t, root in self._components():
+        for t, root in sorted(self._components()):
             members.setdefault(root, []).append(t)
         if not members:
             return ()
@@ -599,8 +621,9 @@ def _crowding_verdicts(board: Board, rules: Rules) -> tuple[list[Violation], lis
 def _connection_verdicts(board: Board, rules: Rules) -> tuple[list[Violation], list[Violation]]:
     """A settler is joined when it can be reached from a house through its owner's pieces only.
 
-    Broken: not joined even if every ``?`` were a plain (plains only ever add joins). Undecided:
-    joined that way but not when every ``?`` is read as not plain.
+    Broken: standing on a read plain and not joined even if every ``?`` were a plain (plains only
+    ever add joins). Undecided: otherwise not joined when every ``?`` is read as not plain; a settler
+    on an unread sector is never broken here, as read as mountain or sea the rule would not apply.
     """
     settlers = [p for p in board.pieces if p.kind == "settler" and _letter(board, p) in ("P", "?")]
     if not settlers:
@@ -609,7 +632,7 @@ def _connection_verdicts(board: Board, rules: Rules) -> tuple[list[Violation], l
     surely = joined if all(t.known for t in board.tiles.values()) else _joined_pieces(board, "P")
     broken, unsure = [], []
     for settler in settlers:
-        if id(settler) not in joined:
+        if id(settler) not in joined and _letter(board, settler) == "P":
             broken.append(Violation("settler-disconnected", f"{_describe(settler).capitalize()} is not joined to "
                                     f"a {settler.player} house through {settler.player} pieces on adjacent plains.",
                                     (settler.hex,), (settler,)))
@@ -625,32 +648,29 @@ def _joined_pieces(board: Board, plains: str) -> set[int]:
     Only the pieces' own segments are visited: a chain of own pieces never crosses an empty segment.
     """
     tiles = board.tiles
-    on_node: dict[tuple[str | None, tuple[int, int], int], list[Piece]] = {}
+    on_node: dict[tuple[str | None, Hex, int], list[Piece]] = {}
     for piece in board.pieces:
         tile = tiles.get(piece.hex)
         if piece.is_player_piece and tile is not None and piece.sector is not None:
             name = _run_names(tile.terrain, plains)[piece.sector]
             if name >= 0:
-                on_node.setdefault((piece.player, (piece.hex.q, piece.hex.r), name), []).append(piece)
+                on_node.setdefault((piece.player, piece.hex, name), []).append(piece)
     frontier = [key for key, pieces in on_node.items() if any(p.kind == "house" for p in pieces)]
     seen = set(frontier)
     joined: set[int] = set()
     while frontier:
-        player, (q, r), name = key = frontier.pop()
+        player, h, name = key = frontier.pop()
         joined.update(id(p) for p in on_node[key])
-        names = _run_names(tiles[Hex(q, r)].terrain, plains)
-        for i in range(SECTORS):
-            if names[i] != name:
-                continue
-            dq, dr = DIRECTIONS[i >> 1]
-            nb = (q + dq, r + dr)
-            tile = tiles.get(Hex(*nb))
+        for d, facing in _run_contacts(tiles[h].terrain, plains)[name]:
+            tile = tiles.get(h.neighbour(d))
             if tile is None:
                 continue
-            across = (player, nb, _run_names(tile.terrain, plains)[_FACING[i]])
-            if across in on_node and across not in seen:
-                seen.add(across)
-                frontier.append(across)
+            names = _run_names(tile.terrain, plains)
+            for f in facing:
+                across = (player, tile.hex, names[f])
+                if across in on_node and across not in seen:
+                    seen.add(across)
+                    frontier.append(across)
     return joined
 
 
@@ -662,6 +682,16 @@ def _run_names(terrain: str, letters: str) -> tuple[int, ...]:
         for i in run:
             names[i] = run[0]
     return tuple(names)
+
+
+@lru_cache(maxsize=4096)
+def _run_contacts(terrain: str, letters: str) -> dict[int, tuple[tuple[int, tuple[int, ...]], ...]]:
+    """Per run of ``letters`` (by name), its edges ``d`` and the neighbour's sectors lying against it there."""
+    contacts: dict[int, dict[int, list[int]]] = {}
+    for i, name in enumerate(_run_names(terrain, letters)):
+        if name >= 0:
+            contacts.setdefault(name, {}).setdefault(i >> 1, []).append(_FACING[i])
+    return {name: tuple((d, tuple(facing)) for d, facing in edges.items()) for name, edges in contacts.items()}
 
 
 def _count_verdicts(board: Board, rules: Rules) -> tuple[list[Violation], list[Violation]]:

@@ -11,6 +11,7 @@ around it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from fjords.board import Board, Piece
@@ -26,12 +27,12 @@ class RuneRule:
     majority: bool
 
 
-RUNE_RULES: Mapping[str, RuneRule] = {
+RUNE_RULES: Mapping[str, RuneRule] = MappingProxyType({
     "thor": RuneRule(points=3, majority=True),   # the all-mountain tile: hardest ground to surround
     "laguz": RuneRule(points=2, majority=True),  # water
     "odin": RuneRule(points=2, majority=True),   # a hole in the layout
     "gyfu": RuneRule(points=1, majority=False),  # a gift: to every neighbour
-}
+})
 
 
 @dataclass(frozen=True)

@@ -171,27 +171,30 @@ class PlainsIndex:
 class _UnionTable:
     """``union(mask)``: the OR of ``masks[i]`` over the set bits ``i`` of ``mask``.
 
-    Looked up a byte of ``mask`` at a time (256-entry tables per byte), which
-    makes the floods of the searches several times faster than bit by bit.
+    Looked up a byte of ``mask`` at a time in 256-entry tables, filled on first
+    use (a search uses few of the entries, a single analysis fewer still): the
+    floods of the searches run several times faster than bit by bit.
     """
 
     def __init__(self, masks: tuple[int, ...]):
-        self.tables: list[list[int]] = []
-        for base in range(0, len(masks), 8):
-            part = masks[base:base + 8]
-            table = [0] * 256
-            for byte in range(1, 1 << len(part)):
-                low = byte & -byte
-                table[byte] = table[byte ^ low] | part[low.bit_length() - 1]
-            self.tables.append(table)
+        self.masks = masks
+        self.tables = [[-1] * 256 for _ in range(0, len(masks), 8)]
 
     def union(self, mask: int) -> int:
         out = 0
         tables = self.tables
         while mask:
             chunk = ((mask & -mask).bit_length() - 1) >> 3  # skip the empty bytes
-            out |= tables[chunk][(mask >> (chunk << 3)) & 255]
-            mask &= ~(255 << (chunk << 3))
+            shift = chunk << 3
+            byte = (mask >> shift) & 255
+            value = tables[chunk][byte]
+            if value < 0:
+                value = 0
+                for i in bits(byte):
+                    value |= self.masks[shift + i]
+                tables[chunk][byte] = value
+            out |= value
+            mask &= ~(255 << shift)
         return out
 
 

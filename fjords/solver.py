@@ -147,8 +147,10 @@ class _Game:
                 others |= f
         neighbours = self.neighbours
         history = self.history[turn]
-        ranked = sorted(bits(mine), key=lambda s: (not (others >> s) & 1,
-                                                    -(neighbours[s] & free & ~mine).bit_count(),
+        index = self.index
+        contested = index.segments_of_tiles(index.tiles_in(index.reach(others, free)))
+        ranked = sorted(bits(mine), key=lambda s: (not (others >> s) & 1, not (contested >> s) & 1,
+                                                    -(neighbours[s] & contested & ~mine).bit_count(),
                                                     -history.get(s, 0)))
         if private[turn]:
             ranked.append(PRIVATE_MOVE)

@@ -23,6 +23,25 @@ import numpy as np
 SENSOR_WIDTH_MM = 36.0  # focal lengths are 35 mm-equivalent, as phones report them
 
 
+def smooth_map(fn, width: int, height: int, step: int = 4) -> np.ndarray:
+    """``fn`` of every pixel's ``(x, y)``, evaluated exactly every ``step`` pixels and interpolated between.
+
+    For the smooth maps of a camera (lens distortion, pixel to table plane) this is
+    exact to a small fraction of a pixel and many times faster than per pixel.
+    """
+    import cv2
+
+    gx = np.arange(0, width + step, step, dtype=np.float64)
+    gy = np.arange(0, height + step, step, dtype=np.float64)
+    values = fn(np.stack(np.meshgrid(gx, gy), axis=-1)).astype(np.float32)
+    # Grid node j lies on pixel j·step; scaling by ``step`` and shifting aligns pixel centres.
+    big = cv2.resize(values, (len(gx) * step, len(gy) * step), interpolation=cv2.INTER_LINEAR)
+    shift = (step - 1) / 2.0
+    m = np.float32([[1, 0, shift], [0, 1, shift]])
+    return cv2.warpAffine(big, m, (width, height), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
 def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
@@ -138,9 +157,8 @@ class Camera:
 
     def distortion_maps(self, origin: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """``cv2.remap`` maps from the ideal canvas (offset ``origin``) to the photo."""
-        ys, xs = np.mgrid[0:self.height, 0:self.width].astype(np.float32)
-        ideal = self.undistort(np.stack([xs, ys], axis=-1))
-        return ((ideal[..., 0] - origin[0]).astype(np.float32), (ideal[..., 1] - origin[1]).astype(np.float32))
+        ideal = smooth_map(lambda px: self.undistort(px) - np.asarray(origin, float), self.width, self.height)
+        return ideal[..., 0].copy(), ideal[..., 1].copy()
 
     def plane_homography(self, z: float, texture_origin: tuple[float, float], mm_per_px: float,
                          canvas_origin: tuple[float, float]) -> np.ndarray:

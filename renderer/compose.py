@@ -20,11 +20,11 @@ import numpy as np
 
 from fjords import Board, Hex
 from fjords.geometry import corner_angle, sector_mid_angle, segment_of
-from renderer.camera import Camera
+from renderer.camera import Camera, smooth_map
 from renderer.clutter import clutter_faces
 from renderer.hands import draw_arms
 from renderer.mesh import Face, Light, draw_faces, shadow_outline
-from renderer.photo import sensor
+from renderer.photo import depth_of_field, sensor
 from renderer.pieces import PAINTS, STONE_RGB, paint_albedo, piece_faces
 from renderer.scene import Scene, kelvin_to_bgr
 from renderer.table import draw_table, table_texture
@@ -68,19 +68,26 @@ def layout(board: Board, scene: Scene, rng: np.random.Generator) -> dict[Hex, Ti
 
 
 def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Camera:
-    """A camera at the scene's angles whose view of ``points`` fills ``scene.fill`` of the frame."""
-    centre = (points.min(axis=0) + points.max(axis=0)) / 2
-    radius = float(np.max(np.linalg.norm(points[:, :2] - centre[:2], axis=1)))
-    target = centre + np.array([scene.aim_offset[0] * radius, scene.aim_offset[1] * radius, 0.0])
+    """A camera at the scene's angles whose view of ``points`` fills ``scene.fill`` of the frame.
+
+    The bounding box of the projected points is centred in the photo, shifted by
+    ``scene.aim_offset`` (fractions of half the photo's width and height).
+    """
+    target = (points.min(axis=0) + points.max(axis=0)) / 2
     target[2] = 0.0
+    radius = float(np.max(np.linalg.norm(points[:, :2] - target[:2], axis=1)))
     distance = radius / math.tan(math.radians(20)) / scene.fill
+    want = np.array([(width - 1) / 2 * (1 + scene.aim_offset[0]), (height - 1) / 2 * (1 + scene.aim_offset[1])])
     camera = None
-    for _ in range(4):
+    for _ in range(5):
         camera = Camera.looking_at(target, elevation_deg=scene.elevation_deg, azimuth_deg=scene.azimuth_deg,
                                    roll_deg=scene.roll_deg, distance=distance, focal_mm=scene.focal_mm,
                                    width=width, height=height, k1=scene.k1, k2=scene.k2)
         px = camera.project_ideal(points)
-        extent = max((px[:, 0].max() - px[:, 0].min()) / width, (px[:, 1].max() - px[:, 1].min()) / height)
+        lo, hi = px.min(axis=0), px.max(axis=0)
+        extent = max((hi[0] - lo[0]) / width, (hi[1] - lo[1]) / height)
+        seen, wanted = camera.plane_point(np.array([(lo + hi) / 2, want]))
+        target = target + seen - wanted
         distance *= extent / scene.fill
     return camera
 
@@ -107,25 +114,36 @@ class _Canvas:
     def project(self, points: np.ndarray) -> np.ndarray:
         return self.camera.project_ideal(points, self.origin)
 
-    def plane_xy(self, z: float, step: int = 8) -> np.ndarray:
-        """World ``(X, Y)`` of every canvas pixel on the plane ``Z = z`` (exact on a grid, interpolated)."""
+    def plane_xy(self, z: float) -> np.ndarray:
+        """World ``(X, Y)`` of every canvas pixel on the plane ``Z = z``."""
         w, h = self.size
-        gx = np.arange(0, w + step, step, dtype=np.float64)
-        gy = np.arange(0, h + step, step, dtype=np.float64)
-        grid = np.stack(np.meshgrid(gx + self.origin[0], gy + self.origin[1]), axis=-1)
-        xy = self.camera.plane_point(grid, z)[..., :2].astype(np.float32)
-        # Grid point j sits at pixel j·step: scale the grid up so that pixel centres line up.
-        big = cv2.resize(xy, (len(gx) * step, len(gy) * step), interpolation=cv2.INTER_LINEAR)
-        shift = (step - 1) / 2.0
-        m = np.float32([[1, 0, shift], [0, 1, shift]])
-        return cv2.warpAffine(big, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        offset = np.asarray(self.origin, float)
+        return smooth_map(lambda px: self.camera.plane_point(px + offset, z)[..., :2], w, h)
 
-    def polygon_mask(self, outlines: list[np.ndarray]) -> np.ndarray:
+    def box(self, points: np.ndarray, margin: int = 8) -> tuple[int, int, int, int] | None:
+        """Canvas box ``(x0, y0, x1, y1)`` around the projection of world ``points``; None when off the canvas."""
+        px = self.project(points.reshape(-1, 3))
         w, h = self.size
-        mask = np.zeros((h, w), np.uint8)
-        polys = [np.round(self.project(o) * 16).astype(np.int32) for o in outlines]
-        cv2.fillPoly(mask, polys, 255, cv2.LINE_AA, shift=4)
-        return mask.astype(np.float32) / 255.0
+        x0, y0 = np.floor(px.min(0)).astype(int) - margin
+        x1, y1 = np.ceil(px.max(0)).astype(int) + margin
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
+
+    def cast_shadows(self, outlines: list[np.ndarray], softness: float, strength: np.ndarray) -> None:
+        """Darken the canvas under shadow ``outlines`` (world polygons), only where they fall."""
+        if not outlines:
+            return
+        box = self.box(np.concatenate(outlines), margin=int(3 * softness) + 4)
+        if box is None:
+            return
+        x0, y0, x1, y1 = box
+        mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        shift = np.array([self.origin[0] + x0, self.origin[1] + y0], float)
+        polys = [np.round(self.camera.project_ideal(o, tuple(shift)) * 16).astype(np.int32) for o in outlines]
+        for poly in polys:  # one by one: a single call would cut holes where shadows overlap
+            cv2.fillPoly(mask, [poly], 255, cv2.LINE_AA, shift=4)
+        region = self.pixels[y0:y1, x0:x1]
+        self.pixels[y0:y1, x0:x1] = darken(region, mask.astype(np.float32) / 255.0, softness, strength)
 
 
 def darken(pixels: np.ndarray, mask: np.ndarray, softness: float, strength: np.ndarray) -> np.ndarray:
@@ -194,16 +212,16 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     table_xy = canvas.plane_xy(0.0)
     tex, mm_per_px = table_texture(scene.table, scene.table_rgb, rng)
     table = draw_table(table_xy, tex, mm_per_px) * flat_gain[None, None, :]
-    glare = _glare_map(canvas, table_xy, light, scene)
+    spot = np.append(anchor[:, :2].mean(0) + rng.normal(0, 0.4, 2) * board_radius, 0.0)
+    lamp = glare_lamp(camera, spot)
+    glare = _glare_map(canvas, table_xy, light, scene, lamp)
     table += glare[..., None] * (0.5 if scene.table == "laminate" else 0.1)
     canvas.pixels = np.clip(table * 255, 0, 255).astype(np.uint8)
     on_table = [shadow_outline([Face(c, np.zeros(3), np.zeros(3))], light.direction, 0.0) for c in corners.values()]
     on_table += [shadow_outline(m, light.direction, 0.0) for m in clutter]
     on_table += [shadow_outline(m, light.direction, 0.0) for m, t in zip(piece_meshes, piece_truth)
                  if t[0][2] < top / 2]
-    if on_table:
-        canvas.pixels = darken(canvas.pixels, canvas.polygon_mask(on_table), scene.shadow_softness_px,
-                               shadow_strength * 0.85)
+    canvas.cast_shadows(on_table, scene.shadow_softness_px, shadow_strength * 0.85)
 
     # Side walls, then the printed tops over them.
     walls = []
@@ -221,34 +239,59 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
 
     # Pieces' shadows on the tops, then the pieces and clutter themselves.
     on_tops = [shadow_outline(m, light.direction, top) for m, t in zip(piece_meshes, piece_truth) if t[0][2] >= top / 2]
-    if on_tops:
-        canvas.pixels = darken(canvas.pixels, canvas.polygon_mask(on_tops), scene.shadow_softness_px,
-                               shadow_strength * 0.85)
-    draw_faces(canvas.pixels, [f for m in piece_meshes + clutter for f in m], camera, canvas.origin, light)
-
+    canvas.cast_shadows(on_tops, scene.shadow_softness_px, shadow_strength * 0.85)
     board_px = canvas.project(anchor)
     px_per_mm = float(np.median(np.linalg.norm(board_px[0::6] - board_px[3::6], axis=1))) / (2 * s)
+    # Contact shadows: the ambient light a piece blocks right around its foot, whatever the lamp does.
+    feet = [_footprint(m, t[0][2]) for m, t in zip(piece_meshes + clutter, piece_truth + [(np.zeros(3),)] * len(clutter))]
+    canvas.cast_shadows(feet, max(1.0, 1.2 * px_per_mm), np.full(3, 0.3))
+    draw_faces(canvas.pixels, [f for m in piece_meshes + clutter for f in m], camera, canvas.origin, light)
     hand_mask = draw_arms(canvas.pixels, scene.hands, board_px, px_per_mm, light.direction, rng)
+    if scene.dof > 0:
+        forward = camera.rotation[2]
+        depth = (table_xy[..., 0] - camera.position[0]) * forward[0] + (
+            table_xy[..., 1] - camera.position[1]) * forward[1] - camera.position[2] * forward[2]
+        focus = float(camera.depth(np.append(anchor[:, :2].mean(0), top)))
+        canvas.pixels = depth_of_field(canvas.pixels, depth, focus, scene.dof * px_per_mm * 3)
 
     map_x, map_y = camera.distortion_maps(canvas.origin)
     photo = cv2.remap(canvas.pixels, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     photo = sensor(photo, rng, exposure=scene.exposure, white_balance=scene.white_balance, vignette=scene.vignette,
                    gradient=scene.gradient, gradient_angle_deg=scene.gradient_angle_deg,
-                   blur_sigma=scene.blur_sigma, noise_sigma=scene.noise_sigma, jpeg_quality=scene.jpeg_quality)
+                   blur_sigma=scene.blur_sigma, motion_px=scene.motion_px, noise_sigma=scene.noise_sigma,
+                   jpeg_quality=scene.jpeg_quality)
     truth = _truth(board, scene, style, camera, canvas, poses, piece_truth, hand_mask, light, width, height)
+    truth["lights"]["glare_lamp_mm"] = _rounded(lamp)
     return photo, truth
 
 
-def _glare_map(canvas: _Canvas, plane_xy: np.ndarray, light: Light, scene: Scene) -> np.ndarray:
-    """Blinn-Phong highlight of the key light on a horizontal glossy surface, per canvas pixel."""
+def _footprint(faces: list[Face], z: float) -> np.ndarray:
+    """A piece's outline seen from straight above, a little enlarged, on the plane it stands on."""
+    outline = shadow_outline(faces, np.array([0.0, 0.0, 1.0]), z)
+    centre = outline.mean(0)
+    return centre + (outline - centre) * np.array([1.15, 1.15, 1.0])
+
+
+def _glare_map(canvas: _Canvas, plane_xy: np.ndarray, light: Light, scene: Scene, lamp: np.ndarray) -> np.ndarray:
+    """Blinn-Phong highlight of a lamp at ``lamp`` (world mm) on a horizontal glossy surface, per canvas pixel."""
     if scene.glare <= 0:
         return np.zeros(plane_xy.shape[:2], np.float32)
-    view = canvas.camera.position[None, None, :2].astype(np.float32) - plane_xy
-    vz = np.float32(canvas.camera.position[2])
-    norm = np.sqrt((view ** 2).sum(-1) + vz * vz)
-    half = np.stack([view[..., 0] / norm, view[..., 1] / norm, vz / norm], -1) + light.direction.astype(np.float32)
+    points = np.dstack([plane_xy, np.zeros(plane_xy.shape[:2], np.float32)])
+
+    def towards(p):
+        d = np.asarray(p, np.float32)[None, None, :] - points
+        return d / np.linalg.norm(d, axis=-1, keepdims=True)
+
+    half = towards(canvas.camera.position) + towards(lamp)
     hz = half[..., 2] / np.linalg.norm(half, axis=-1)
-    return scene.glare * float(np.max(light.key)) * hz ** 300
+    return scene.glare * float(np.max(light.key)) * hz ** scene.glare_sharpness
+
+
+def glare_lamp(camera: Camera, spot: np.ndarray, distance: float = 900.0) -> np.ndarray:
+    """Where a lamp must hang for its mirror image in the table to appear at ``spot`` (world mm, on the table)."""
+    view = camera.position - spot
+    view /= np.linalg.norm(view)
+    return spot + distance * np.array([-view[0], -view[1], view[2]])
 
 
 def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style: TileStyle, scene: Scene,
@@ -259,7 +302,7 @@ def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style:
     tops = np.column_stack([centres, np.full(len(centres), scene.tile_thickness_mm)])
     px_per_mm = canvas.camera.focal_px / float(np.min(canvas.camera.depth(tops)) - s)
     lo, hi = centres.min(0) - s - 2, centres.max(0) + s + 2
-    mm_per_px = max(1.0 / (1.3 * px_per_mm), float(np.max(hi - lo)) / MAX_TEXTURE_PX)
+    mm_per_px = max(1.0 / px_per_mm, float(np.max(hi - lo)) / MAX_TEXTURE_PX)
     tw, th = (int(math.ceil(v)) + 1 for v in (hi - lo) / mm_per_px)
     colour = np.zeros((th, tw, 3), np.float32)
     alpha = np.zeros((th, tw), np.float32)
@@ -277,12 +320,17 @@ def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style:
         premult = art * mask[..., None]
         colour[y0c:y1c, x0c:x1c] += cv2.warpAffine(premult, m, box, flags=cv2.INTER_LINEAR)
         alpha[y0c:y1c, x0c:x1c] += cv2.warpAffine(mask, m, box, flags=cv2.INTER_LINEAR)
-    homography = canvas.camera.plane_homography(scene.tile_thickness_mm, (lo[0], hi[1]), mm_per_px, canvas.origin)
-    w, h = canvas.size
-    warped = cv2.warpPerspective(np.dstack([colour, alpha]), homography, (w, h), flags=cv2.INTER_LINEAR)
+    box = canvas.box(np.concatenate([p.corners(s, scene.tile_thickness_mm) for p in poses.values()]))
+    if box is None:
+        return
+    x0, y0, x1, y1 = box
+    homography = canvas.camera.plane_homography(scene.tile_thickness_mm, (lo[0], hi[1]), mm_per_px,
+                                                (canvas.origin[0] + x0, canvas.origin[1] + y0))
+    warped = cv2.warpPerspective(np.dstack([colour, alpha]), homography, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR)
     a = np.clip(warped[..., 3:], 0, 1)
-    lit = warped[..., :3] * flat_gain[None, None, :] + (style.gloss * glare)[..., None] * a
-    canvas.pixels = np.clip(canvas.pixels.astype(np.float32) * (1 - a) + lit * 255, 0, 255).astype(np.uint8)
+    lit = warped[..., :3] * flat_gain[None, None, :] + (style.gloss * glare[y0:y1, x0:x1])[..., None] * a
+    region = canvas.pixels[y0:y1, x0:x1].astype(np.float32)
+    canvas.pixels[y0:y1, x0:x1] = np.clip(region * (1 - a) + lit * 255, 0, 255).astype(np.uint8)
 
 
 def _visible_fraction(camera: Camera, canvas: _Canvas, pose: TilePose, radius: float, z: float,

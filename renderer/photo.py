@@ -19,8 +19,34 @@ def light_falloff(shape: tuple[int, int], gradient: float, angle_deg: float, vig
     return (ramp * radial)[..., None]
 
 
+def depth_of_field(image: np.ndarray, depth: np.ndarray, focus: float, max_sigma: float) -> np.ndarray:
+    """Blur growing with the distance from the focal plane (a thin-lens circle of confusion, in two levels).
+
+    ``depth`` is each pixel's distance along the optical axis, ``focus`` the
+    distance in focus; ``max_sigma`` the blur, in pixels, of the far background.
+    """
+    if max_sigma < 0.3:
+        return image
+    confusion = np.abs(1.0 - focus / np.maximum(depth, 1e-3)) * max_sigma
+    weight = np.clip(confusion / max_sigma, 0, 1)[..., None]
+    blurred = cv2.GaussianBlur(image, (0, 0), max_sigma)
+    return (image * (1 - weight) + blurred * weight).astype(np.uint8)
+
+
+def motion_kernel(length: float, angle_deg: float) -> np.ndarray:
+    """A normalised line kernel: the smear of a hand that moved ``length`` pixels while the shutter was open."""
+    size = int(math.ceil(length)) | 1
+    kernel = np.zeros((size, size), np.float32)
+    c = size // 2
+    a = math.radians(angle_deg)
+    dx, dy = math.cos(a) * length / 2, math.sin(a) * length / 2
+    cv2.line(kernel, (round(c * 16 - dx * 16), round(c * 16 - dy * 16)), (round(c * 16 + dx * 16), round(c * 16 + dy * 16)),
+             1.0, 1, cv2.LINE_AA, shift=4)
+    return kernel / kernel.sum()
+
+
 def sensor(image: np.ndarray, rng: np.random.Generator, *, exposure: float, white_balance, vignette: float,
-           gradient: float, gradient_angle_deg: float, blur_sigma: float, noise_sigma: float,
+           gradient: float, gradient_angle_deg: float, blur_sigma: float, motion_px: float, noise_sigma: float,
            jpeg_quality: int) -> np.ndarray:
     """The 8-bit photo a phone would store of the scene ``image`` (8-bit BGR, already lens-distorted)."""
     gain = light_falloff(image.shape[:2], gradient, gradient_angle_deg, vignette)
@@ -28,6 +54,8 @@ def sensor(image: np.ndarray, rng: np.random.Generator, *, exposure: float, whit
     out = image.astype(np.float32) * gain
     if blur_sigma > 0.05:
         out = cv2.GaussianBlur(out, (0, 0), blur_sigma)
+    if motion_px >= 1.5:
+        out = cv2.filter2D(out, -1, motion_kernel(motion_px, float(rng.uniform(0, 180))))
     if noise_sigma > 0:
         # Shot noise grows with brightness; read noise does not.
         scale = noise_sigma * np.sqrt(0.3 + out / 255.0)

@@ -7,6 +7,7 @@ that the truth file can record exactly what was drawn.
 
 from __future__ import annotations
 
+import colorsys
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ class Scene:
     k1: float = -0.05
     k2: float = 0.0
     fill: float = 0.7
-    aim_offset: tuple[float, float] = (0.0, 0.0)  # look-at point off the board centre, in board radii
+    aim_offset: tuple[float, float] = (0.0, 0.0)  # board centre off the photo centre, in half-frame fractions
     # the light
     light_elevation_deg: float = 55.0
     light_azimuth_deg: float = 120.0
@@ -51,6 +52,7 @@ class Scene:
     gradient: float = 0.2          # strength of the light fall-off across the photo
     gradient_angle_deg: float = 0.0
     glare: float = 0.3             # strength of specular glare on glossy print
+    glare_sharpness: float = 150.0  # Phong exponent: small is a broad sheen, large a hard spot
     # the surroundings
     table: str = "wood"
     table_rgb: tuple[int, int, int] = (150, 110, 70)
@@ -63,6 +65,8 @@ class Scene:
     white_balance: tuple[float, float, float] = (1.0, 1.0, 1.0)  # BGR gains of a wrong white balance
     vignette: float = 0.2
     blur_sigma: float = 0.6
+    motion_px: float = 0.0         # length of a shaky hand's smear
+    dof: float = 0.0               # depth-of-field blur (0 = everything sharp)
     noise_sigma: float = 2.0
     jpeg_quality: int = 88
 
@@ -84,7 +88,7 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
     """A random scene: camera, light, table, clutter and sensor as phone photos of game tables vary."""
     table = str(rng.choice(TABLES))
     table_rgb = {
-        "wood": lambda: tuple(int(c) for c in rng.uniform([90, 55, 25], [210, 165, 120])),
+        "wood": lambda: _hsv_rgb(rng.uniform(18, 40), rng.uniform(0.3, 0.7), rng.uniform(0.3, 0.85)),
         "cloth": lambda: tuple(int(c) for c in np.clip(rng.choice(CLOTH_RGB) + rng.normal(0, 12, 3), 0, 255)),
         "laminate": lambda: tuple(int(c) for c in np.full(3, rng.uniform(60, 245)) + rng.uniform(-20, 20, 3)),
         "felt": lambda: tuple(int(c) for c in rng.choice([(40, 110, 60), (30, 60, 120), (120, 30, 40),
@@ -107,8 +111,7 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         k1=float(rng.uniform(-0.15, 0.02)),
         k2=float(rng.uniform(-0.02, 0.03)),
         fill=fill,
-        aim_offset=(float(rng.normal(0, 0.12)), float(rng.normal(0, 0.12))) if fill < 1 else
-        tuple(float(v) for v in rng.uniform(-0.5, 0.5, 2)),
+        aim_offset=tuple(float(v) for v in rng.uniform(-1, 1, 2) * (0.9 * (1 - fill) if fill < 1 else 0.5)),
         light_elevation_deg=float(rng.uniform(25, 85)),
         light_azimuth_deg=float(rng.uniform(0, 360)),
         kelvin=float(rng.uniform(2700, 3800) if warm else rng.uniform(4500, 7000)),
@@ -117,7 +120,8 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         shadow_softness_px=float(rng.choice([0.7, rng.uniform(1, 6)])),
         gradient=float(rng.uniform(0, 0.45)),
         gradient_angle_deg=float(rng.uniform(0, 360)),
-        glare=float(rng.uniform(0, 1) if rng.random() < 0.5 else 0.0),
+        glare=float(rng.uniform(0.2, 1.5) if rng.random() < 0.5 else 0.0),
+        glare_sharpness=float(np.exp(rng.uniform(np.log(30), np.log(600)))),
         table=table,
         table_rgb=table_rgb,
         clutter=tuple(str(c) for c in rng.choice(CLUTTER, size=rng.integers(0, 4), replace=False)),
@@ -127,9 +131,15 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         white_balance=tuple(float(v) for v in np.exp(rng.normal(0, 0.05, 3))),
         vignette=float(rng.uniform(0, 0.45)),
         blur_sigma=float(rng.uniform(0, 1.3)),
+        motion_px=float(rng.uniform(1.5, 6.0) if rng.random() < 0.15 else 0.0),
+        dof=float(rng.uniform(0.1, 1.0) if rng.random() < 0.35 else 0.0),
         noise_sigma=float(rng.uniform(0.5, 5.0)),
         jpeg_quality=int(rng.integers(60, 96)),
     )
+
+
+def _hsv_rgb(hue_deg: float, saturation: float, value: float) -> tuple[int, int, int]:
+    return tuple(int(round(255 * c)) for c in colorsys.hsv_to_rgb(hue_deg / 360.0, saturation, value))
 
 
 def kelvin_to_bgr(kelvin: float) -> np.ndarray:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import colorsys
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -22,6 +22,7 @@ from fjords.geometry import SECTORS, sector_mid_angle
 from renderer.noise import smooth_noise
 
 TERRAIN_INDEX = {"S": 0, "M": 1, "P": 2}
+VOTE_GRID = 96  # the terrain vote is computed on at most this many pixels across
 SQRT3 = math.sqrt(3.0)
 
 
@@ -42,7 +43,7 @@ class TileStyle:
     paper: float = 0.03          # print and cardboard grain
     gloss: float = 0.1           # specular strength of the printed face
     side: tuple[float, float, float] = (0.35, 0.38, 0.42)  # colour of the cardboard's cut edge
-    extra: dict = field(default_factory=dict)
+    ink: tuple[float, float, float] | None = None     # outline drawn around every terrain region
 
 
 def _hsv(h: float, s: float, v: float) -> tuple[float, float, float]:
@@ -60,6 +61,9 @@ _FAMILIES = {
     "vintage": dict(sat=(0.25, 0.45), val=(0.55, 0.8), wiggle=1.2, detail=0.9, coast=0.9, border=0.8, gloss=0.0,
                     warm=True),
     "glossy": dict(sat=(0.5, 0.75), val=(0.6, 0.85), wiggle=1.0, detail=0.8, coast=0.5, border=0.0, gloss=0.9),
+    "pastel": dict(sat=(0.15, 0.35), val=(0.8, 0.97), wiggle=1.0, detail=0.5, coast=0.3, border=0.3, gloss=0.05),
+    "inked": dict(sat=(0.35, 0.6), val=(0.65, 0.9), wiggle=1.1, detail=0.8, coast=0.0, border=0.5, gloss=0.05,
+                  ink=True),
     "dark": dict(sat=(0.4, 0.65), val=(0.35, 0.55), wiggle=1.0, detail=0.8, coast=0.6, border=0.5, gloss=0.2),
 }
 STYLES: tuple[str, ...] = tuple(_FAMILIES)
@@ -90,47 +94,57 @@ def sample_style(name: str, rng: np.random.Generator) -> TileStyle:
     if rng.random() < fam["border"]:
         border = _hsv(0, 0, rng.choice([0.1, 0.95])) if rng.random() < 0.7 else _hsv(rng.uniform(0, 60), 0.5, 0.5)
     side = _hsv(rng.uniform(0, 360), rng.uniform(0, 0.2), rng.uniform(0.2, 0.8))
+    ink = _hsv(rng.uniform(0, 60), rng.uniform(0, 0.5), rng.uniform(0.05, 0.3)) if fam.get("ink") else None
     return TileStyle(name, palette, wiggle=fam["wiggle"] * rng.uniform(0.7, 1.2),
                      detail=fam["detail"] * rng.uniform(0.6, 1.0), coast=coast, border=border,
-                     paper=rng.uniform(0.01, 0.05), gloss=fam["gloss"] * rng.uniform(0.5, 1.0), side=side)
+                     paper=rng.uniform(0.01, 0.05), gloss=fam["gloss"] * rng.uniform(0.5, 1.0), side=side, ink=ink)
 
 
-def hex_mask(size: int, radius: float) -> np.ndarray:
-    """Anti-aliased pointy-top hexagon of circumradius ``radius`` centred in a ``size`` square, ``[0, 1]``."""
+def hex_masks(size: int, radii) -> list[np.ndarray]:
+    """Anti-aliased pointy-top hexagons of circumradii ``radii`` centred in a ``size`` square, ``[0, 1]``."""
     c = (size - 1) / 2.0
     ys, xs = np.mgrid[0:size, 0:size].astype(np.float32)
     x, y = xs - c, -(ys - c)
-    inradius = radius * SQRT3 / 2.0
     edge = np.zeros_like(x)
     for d in range(6):
         a = math.radians(60.0 * d)
         edge = np.maximum(edge, x * math.cos(a) + y * math.sin(a))
-    return np.clip(inradius - edge + 0.5, 0.0, 1.0)
+    return [np.clip(r * SQRT3 / 2.0 - edge + 0.5, 0.0, 1.0) for r in radii]
 
 
 def terrain_labels(terrain: str, size: int, radius: float, wiggle: float,
                    rng: np.random.Generator) -> np.ndarray:
-    """Terrain index (0 sea, 1 mountain, 2 plain) of every pixel of the tile's square."""
-    c = (size - 1) / 2.0
-    ys, xs = np.mgrid[0:size, 0:size].astype(np.float32)
-    x, y = xs - c, -(ys - c)
+    """Terrain index (0 sea, 1 mountain, 2 plain) of every pixel of the tile's square.
+
+    The vote is smooth, so it is taken on a grid of at most :data:`VOTE_GRID`
+    pixels across and interpolated (as log-votes) before the argmax.
+    """
+    n = min(size, VOTE_GRID)
+    scale = size / n
+    c = (n - 1) / 2.0
+    ys, xs = np.mgrid[0:n, 0:n].astype(np.float32)
+    x, y = (xs - c) * scale, -(ys - c) * scale
     theta = np.arctan2(y, x)
     # t: 0 at the centre, 1 on the hexagon's rim, along the pixel's own direction.
     nearest_normal = np.radians(60.0 * np.round(np.degrees(theta) / 60.0))
     t = np.hypot(x, y) * np.cos(theta - nearest_normal) / (radius * SQRT3 / 2.0)
     inner = np.clip(1.0 - t, 0.0, 1.0) ** 1.5
     # Coarse bends make bays and headlands; fine ones roughen the coast, fading out before the rim.
-    rough = np.clip((0.92 - t) / 0.25, 0.0, 1.0)
-    bend = np.radians(wiggle) * (20.0 * inner * smooth_noise(rng, (size, size), 3)
-                                 + 9.0 * rough * smooth_noise(rng, (size, size), 9))
+    rough = np.clip((0.85 - t) / 0.25, 0.0, 1.0)
+    bend = np.radians(wiggle) * (20.0 * inner * smooth_noise(rng, (n, n), 3)
+                                 + 9.0 * rough * smooth_noise(rng, (n, n), 9))
     kappa = 1.5 + 400.0 * np.clip(t, 0.0, 1.2) ** 4
-    votes = np.zeros((3, size, size), np.float32)
+    votes = np.full((3, n, n), 1e-30, np.float32)
     for i in range(SECTORS):
         mid = math.radians(sector_mid_angle(i))
         votes[TERRAIN_INDEX[terrain[i]]] += np.exp(kappa * (np.cos(theta + bend - mid) - 1.0))
+    log_votes = np.log(votes)
     for k in range(3):
-        votes[k] *= np.exp(1.2 * wiggle * inner * smooth_noise(rng, (size, size), 4))
-    return np.argmax(votes, axis=0).astype(np.uint8)
+        log_votes[k] += 1.2 * wiggle * inner * smooth_noise(rng, (n, n), 4)
+    if n < size:
+        log_votes = cv2.resize(log_votes.transpose(1, 2, 0), (size, size), interpolation=cv2.INTER_LINEAR)
+        log_votes = log_votes.transpose(2, 0, 1)
+    return np.argmax(log_votes, axis=0).astype(np.uint8)
 
 
 def paint_tile(terrain: str, style: TileStyle, radius: float, rng: np.random.Generator) -> tuple[np.ndarray,
@@ -152,14 +166,18 @@ def paint_tile(terrain: str, style: TileStyle, radius: float, rng: np.random.Gen
         sea = (labels == 0).astype(np.uint8)
         line = cv2.dilate(sea, np.ones((3, 3), np.uint8), iterations=max(1, int(radius / 40))) - sea
         colour[line > 0] = style.coast
+    if style.ink is not None:
+        edges = cv2.morphologyEx(labels, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)) > 0
+        colour[edges] = style.ink
     if style.paper > 0:
         colour *= 1.0 + style.paper * rng.standard_normal((size, size, 1)).astype(np.float32)
-    alpha = hex_mask(size, radius)
+    alpha, inside_rim, border_out, border_in = hex_masks(
+        size, (radius, radius - max(0.8, radius / 70), radius * 0.94, radius * 0.94 - max(1.0, radius / 45)))
     if style.border is not None:
-        ring = hex_mask(size, radius * 0.94) - hex_mask(size, radius * 0.94 - max(1.0, radius / 45))
+        ring = border_out - border_in
         colour = colour * (1 - ring[..., None]) + np.float32(style.border) * ring[..., None]
     # The cut cardboard edge shows as a thin lighter or darker rim.
-    rim = alpha - hex_mask(size, radius - max(0.8, radius / 70))
+    rim = alpha - inside_rim
     colour = colour * (1 - rim[..., None]) + np.float32(style.side) * rim[..., None]
     return np.clip(colour, 0, 1), alpha
 
@@ -206,17 +224,19 @@ def _paint_sea(colour, sea, pal, amount, radius, rng) -> None:
 def _paint_plains(colour, plain, pal, amount, radius, rng) -> None:
     """A patchwork of fields (Voronoi cells in the plain's colours) and clumps of trees."""
     size = plain.shape[0]
-    ys, xs = np.mgrid[0:size, 0:size].astype(np.float32)
-    seeds = rng.uniform(0, size, (int(rng.integers(5, 14)), 2)).astype(np.float32)
+    n = min(size, VOTE_GRID)
+    ys, xs = np.mgrid[0:n, 0:n].astype(np.float32)
+    seeds = rng.uniform(0, n, (int(rng.integers(5, 14)), 2)).astype(np.float32)
     d = (xs[None] - seeds[:, 0, None, None]) ** 2 + (ys[None] - seeds[:, 1, None, None]) ** 2
-    cell = np.argmin(d, axis=0)
+    cell = cv2.resize(np.argmin(d, axis=0).astype(np.uint8), (size, size), interpolation=cv2.INTER_NEAREST)
     tones = np.array([pal[int(rng.integers(0, 3))] * rng.uniform(0.92, 1.08) for _ in seeds], np.float32)
     tones = np.clip(tones, 0, 1)
     mix = 0.55 * amount * rng.uniform(0.3, 1.0)
     fields = colour * (1 - mix) + tones[cell] * mix
     # Hedges or furrows between fields: where the nearest two seeds are almost equally near.
-    two = np.partition(d, 1, axis=0)[:2]
-    hedge = (np.sqrt(two[1]) - np.sqrt(two[0]) < max(1.0, radius / 60))[..., None] * 0.12 * amount
+    two = np.sqrt(np.partition(d, 1, axis=0)[:2])
+    margin = cv2.resize(two[1] - two[0], (size, size), interpolation=cv2.INTER_LINEAR) * (size / n)
+    hedge = (margin < max(1.0, radius / 60))[..., None] * 0.12 * amount
     fields = fields * (1 - hedge)
     colour[plain] = fields[plain]
     dark, light = _bgr(pal[2] * 0.45), _bgr(np.minimum(pal[2] * 0.85, 1))

@@ -11,6 +11,7 @@ explains the most candidate weight wins.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,12 +74,15 @@ def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[in
     if len(points) < 3:
         return None
     tree = cKDTree(points)
+    # Tile centres are about one spacing apart: a lattice much finer than that is explaining noise.
+    heavy = points[np.argsort(-weights)[: max(3, len(points) // 2)]]
+    spacing = float(np.median(cKDTree(heavy).query(heavy, k=2)[0][:, 1]))
     best: Assignment | None = None
     best_score = -1.0
     for seed in np.argsort(-weights)[:MAX_SEEDS]:
         for affine in _seed_hypotheses(points, tree, seed):
             found = _grow(points, weights, seed, affine, image_size, fit_distortion)
-            if found is None:
+            if found is None or _spacing(found) < 0.6 * spacing:
                 continue
             score = float(weights[found.inlier].sum() - 0.1 * found.residual[found.inlier].sum())
             if score > best_score:
@@ -141,6 +145,12 @@ def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray
     if inlier.sum() < 3 or model.is_mirrored(hex_centres(axial[inlier]).mean(axis=0)):
         return None
     return Assignment(model, axial, inlier, residual)
+
+
+def _spacing(found: Assignment) -> float:
+    """Median distance in pixels between neighbouring lattice centres under the found model."""
+    centres = hex_centres(found.axial[found.inlier])
+    return found.model.scale_px(np.median(centres, axis=0)) * math.sqrt(3.0)
 
 
 def _match(board: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -77,10 +77,10 @@ def score_fit(cells: dict, truth: dict, score: GeometryScore) -> list[str]:
     if len(pairs) < len(true_tiles):
         missed = [(true_tiles[j]["q"], true_tiles[j]["r"], round(true_tiles[j].get("visible", 1.0), 2))
                   for j in set(range(len(true_tiles))) - used]
-        notes.append(f"missed {missed}")
+        notes.append(f"missed {missed[:8]}")
     if len(pairs) < len(fitted):
         extra = [fitted[i].hex for i in set(range(len(fitted))) - {i for i, _ in pairs}]
-        notes.append(f"invented {extra}")
+        notes.append(f"invented {len(extra)}: {extra[:5]}")
     best_k, best_count, best_delta = 0, -1, (0, 0)
     for k in range(6):
         votes = Counter()

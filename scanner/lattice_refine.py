@@ -12,6 +12,7 @@ millimetre or so off the ideal lattice; this recovers that.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -28,6 +29,10 @@ EDGE_SAMPLES = np.linspace(0.15, 0.85, 8)
 #: Largest correction accepted (board units, degrees); more means the edges were not found.
 MAX_SHIFT = 0.2
 MAX_TURN_DEG = 8.0
+#: Residual (rectified pixels) beyond which an edge sample counts less and less.
+OUTLIER_PX = 1.5
+#: Weight of the prior "the tile sits on its lattice cell", in median edge samples.
+PRIOR_STRENGTH = 2.0
 
 
 def rectify(grey: np.ndarray, model: LatticeModel, board_min: np.ndarray, board_max: np.ndarray,
@@ -62,9 +67,35 @@ def edge_response(rectified: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return gx, gy
 
 
+@dataclass(frozen=True)
+class TilePoses:
+    """Each tile's pose relative to its lattice cell, in board units.
+
+    Attributes
+    ----------
+    shift : ndarray (N, 2)
+        Offset of each tile's centre from its lattice centre.
+    turn : ndarray (N,)
+        Turn in radians (positive turns +x towards +y of the board frame).
+    size : float
+        Tile circumradius in board units, common to all tiles (below 1 by the gaps).
+    support : ndarray (N,)
+        Share of edge samples that found an edge (0..1).
+    """
+
+    shift: np.ndarray
+    turn: np.ndarray
+    size: float
+    support: np.ndarray
+
+    def corners(self, centres: np.ndarray) -> np.ndarray:
+        """Board-plane corners ``(N, 6, 2)`` of the posed tiles."""
+        return _rotations(self.turn) @ (self.size * UNIT_CORNERS.T) + (centres + self.shift)[:, :, None]
+
+
 def refine_poses(gx: np.ndarray, gy: np.ndarray, origin: np.ndarray, centres: np.ndarray,
-                 scale: float = RECTIFIED_SCALE, iterations: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fit each hexagon's shift and turn to the edges of the rectified view.
+                 scale: float = RECTIFIED_SCALE, iterations: int = 3) -> TilePoses:
+    """Fit each hexagon's shift, turn and size to the edges of the rectified view.
 
     Parameters
     ----------
@@ -72,34 +103,27 @@ def refine_poses(gx: np.ndarray, gy: np.ndarray, origin: np.ndarray, centres: np
     origin : board point of rectified pixel (0, 0).
     centres : ndarray (N, 2)
         Lattice centres of the tiles (board units).
-
-    Returns
-    -------
-    shift : ndarray (N, 2)   board-unit offset of each tile's centre
-    turn : ndarray (N,)      turn in radians (counter-clockwise in the board's y-down frame as angle sign)
-    support : ndarray (N,)   share of edge samples that found an edge (0..1)
     """
     n = len(centres)
     shift = np.zeros((n, 2))
     turn = np.zeros(n)
-    support = np.zeros(n)
-    # Edge e runs from corner e-1 to corner e... use corners k and k+1 (edge between them).
+    size = np.ones(n)
+    # Edge k joins corners k and k + 1; samples stay clear of the corners, where neighbours meet.
     a = UNIT_CORNERS
     b = np.roll(UNIT_CORNERS, -1, axis=0)
     t = EDGE_SAMPLES[None, :, None]
-    base = a[:, None, :] * (1 - t) + b[:, None, :] * t            # (6, S, 2) points on the unit hexagon
+    base = a[:, None, :] * (1 - t) + b[:, None, :] * t                # (6, S, 2) points on the unit hexagon
     normals = (a + b) / np.linalg.norm(a + b, axis=1, keepdims=True)  # (6, 2) outward normals
     offsets = np.arange(-SEARCH_REACH, SEARCH_REACH + 1e-9, 1.0 / scale)
-    for _ in range(iterations):
-        cos, sin = np.cos(turn), np.sin(turn)
-        rot = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)  # (N, 2, 2)
-        pts = np.einsum("nij,esj->nesi", rot, base) + (centres + shift)[:, None, None, :]
+    weight = np.zeros((n, 6, len(EDGE_SAMPLES)))
+    for iteration in range(iterations):
+        rot = _rotations(turn)
+        rel = np.einsum("nij,esj->nesi", rot, base) * size[:, None, None, None]
+        pts = rel + (centres + shift)[:, None, None, :]
         nrm = np.einsum("nij,ej->nei", rot, normals)                              # (N, 6, 2)
         probe = pts[..., None, :] + offsets[None, None, None, :, None] * nrm[:, :, None, None, :]
         px = (probe - origin) * scale
-        sx = _sample(gx, px)
-        sy = _sample(gy, px)
-        strength = np.abs(sx * nrm[:, :, None, None, 0] + sy * nrm[:, :, None, None, 1])  # (N, 6, S, O)
+        strength = np.abs(_sample(gx, px) * nrm[:, :, None, None, 0] + _sample(gy, px) * nrm[:, :, None, None, 1])
         best = np.argmax(strength, axis=-1)
         peak = np.take_along_axis(strength, best[..., None], -1)[..., 0]
         # Sub-sample position of the peak by a parabola through its neighbours.
@@ -111,15 +135,26 @@ def refine_poses(gx: np.ndarray, gy: np.ndarray, origin: np.ndarray, centres: np
         interior = (best > 0) & (best < len(offsets) - 1)
         level = np.median(strength, axis=-1)
         weight = np.where(interior & (peak > 2.0 * level + 1.0), peak, 0.0)
-        step, turn_step, ok = _solve_rigid(pts - (centres + shift)[:, None, None, :], nrm, distance, weight)
-        shift = shift + np.where(ok[:, None], step, 0.0)
-        turn = turn + np.where(ok, turn_step, 0.0)
-        support = (weight > 0).mean(axis=(1, 2))
+        if iteration > 0:
+            # Samples far from where the current pose puts the edge caught texture, not the tile's border.
+            weight = weight / (1.0 + (distance * scale / OUTLIER_PX) ** 2)
+        step = _solve_pose(rel, nrm, distance, weight)
+        shift = shift + step[:, :2]
+        turn = turn + step[:, 2]
+        size = size * (1.0 + step[:, 3])
+    support = (weight > 0).mean(axis=(1, 2))
     bad = (np.linalg.norm(shift, axis=1) > MAX_SHIFT) | (np.abs(np.degrees(turn)) > MAX_TURN_DEG)
     shift[bad] = 0.0
     turn[bad] = 0.0
     support[bad] = 0.0
-    return shift, turn, support
+    good = support >= 0.5
+    common_size = float(np.clip(np.median(size[good]), 0.9, 1.02)) if good.any() else 1.0
+    return TilePoses(shift, turn, common_size, support)
+
+
+def _rotations(turn: np.ndarray) -> np.ndarray:
+    cos, sin = np.cos(turn), np.sin(turn)
+    return np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
 
 
 def _sample(image: np.ndarray, px: np.ndarray) -> np.ndarray:
@@ -128,23 +163,23 @@ def _sample(image: np.ndarray, px: np.ndarray) -> np.ndarray:
     return map_coordinates(image, coords, order=1, mode="constant", cval=0.0).reshape(px.shape[:-1])
 
 
-def _solve_rigid(rel: np.ndarray, nrm: np.ndarray, distance: np.ndarray, weight: np.ndarray):
-    """Least-squares small rigid motion moving each sample along its normal by ``distance``.
+def _solve_pose(rel: np.ndarray, nrm: np.ndarray, distance: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Least-squares small pose change moving each sample along its normal by ``distance``.
 
-    A point ``p`` (relative to the tile centre) moved by shift ``s`` and small turn
-    ``w`` goes to ``p + s + w·perp(p)``; its displacement along the normal
-    ``n`` is ``n·s + w·(n·perp(p))``.
+    A point ``p`` (relative to the tile centre) under shift ``s``, small turn
+    ``w`` and relative growth ``g`` goes to ``p + s + w·perp(p) + g·p``; its
+    displacement along the normal ``n`` is ``n·s + w·(n·perp(p)) + g·(n·p)``.
+    A weak prior keeps a tile with few edges where the lattice puts it.
+    Returns ``(N, 4)``: shift x, shift y, turn, growth.
     """
     n_tiles = rel.shape[0]
     perp = np.stack([-rel[..., 1], rel[..., 0]], axis=-1)                        # (N, 6, S, 2)
     nn = np.broadcast_to(nrm[:, :, None, :], rel.shape)
-    design = np.concatenate([nn, np.sum(nn * perp, axis=-1, keepdims=True)], axis=-1).reshape(n_tiles, -1, 3)
+    design = np.concatenate([nn, np.sum(nn * perp, axis=-1, keepdims=True),
+                             np.sum(nn * rel, axis=-1, keepdims=True)], axis=-1).reshape(n_tiles, -1, 4)
     w = weight.reshape(n_tiles, -1)
     y = distance.reshape(n_tiles, -1)
-    ata = np.einsum("nk,nki,nkj->nij", w, design, design) + np.eye(3) * 1e-6
+    prior = PRIOR_STRENGTH * np.median(w[w > 0]) if np.any(w > 0) else 1.0
+    ata = np.einsum("nk,nki,nkj->nij", w, design, design) + np.eye(4) * prior
     aty = np.einsum("nk,nki,nk->ni", w, design, y)
-    # Enough edges in at least three directions are needed for a well-posed fit.
-    sides_seen = (weight > 0).sum(axis=2) >= 3
-    ok = sides_seen.sum(axis=1) >= 3
-    solution = np.linalg.solve(ata, aty[..., None])[..., 0]
-    return solution[:, :2], solution[:, 2], ok
+    return np.linalg.solve(ata, aty[..., None])[..., 0]

@@ -25,6 +25,8 @@ DEFAULT_MODEL = DEFAULT_MODELS_DIR / "tile_tops.onnx"
 MIN_BOARD_SHARE = 0.004
 #: Smallest heat-map peak taken as a tile-centre candidate.
 MIN_PEAK = 0.25
+#: Side (map pixels) of the window a peak must be the maximum of: under the smallest tile's radius.
+PEAK_WINDOW = 5
 
 
 class NoBoardFound(FjordsError):
@@ -112,7 +114,9 @@ def locate_board(image_bgr: np.ndarray, net: TileTopNet) -> BoardRegion:
 
 def heat_peaks(heat: np.ndarray, min_peak: float, to_photo) -> tuple[np.ndarray, np.ndarray]:
     """Local maxima above ``min_peak`` refined to sub-pixel by a 3×3 weighted centroid."""
-    dilated = cv2.dilate(heat, np.ones((3, 3), np.uint8))
+    # A little smoothing breaks plateaus of a saturated output into single peaks.
+    heat = cv2.GaussianBlur(heat, (0, 0), 1.0)
+    dilated = cv2.dilate(heat, np.ones((PEAK_WINDOW, PEAK_WINDOW), np.uint8))
     ys, xs = np.nonzero((heat >= dilated) & (heat >= min_peak))
     if len(xs) == 0:
         return np.zeros((0, 2)), np.zeros(0)

@@ -17,6 +17,7 @@ import numpy as np
 
 from fjords.board import Board
 from fjords.geometry import SECTORS
+from scanner.patches import sector_triangle
 
 TERRAIN_BGR = {"S": (200, 120, 30), "M": (110, 110, 120), "P": (60, 190, 90), "?": (200, 0, 200)}
 PLAYER_BGR = {"red": (40, 40, 220), "yellow": (0, 215, 255), "blue": (220, 90, 20), "black": (30, 30, 30),
@@ -28,16 +29,6 @@ FONT = cv2.FONT_HERSHEY_SIMPLEX
 def player_letters(board: Board) -> dict[str, str]:
     """A letter per player, in order of appearance: A, B, C…"""
     return {p: chr(ord("A") + n) for n, p in enumerate(board.players)}
-
-
-def _sector_triangle(corners: np.ndarray, i: int) -> np.ndarray:
-    """Image triangle of sector ``i`` from the tile's corners (rim halves between corners and edge midpoints)."""
-    centre = corners.mean(axis=0)
-    d, half = divmod(i, 2)
-    # Edge d runs from corner d-1 (at 60d-30 degrees) to corner d (at 60d+30 degrees).
-    start, end = corners[(d - 1) % 6], corners[d]
-    middle = (start + end) / 2.0
-    return np.array([centre, start, middle] if half == 0 else [centre, middle, end])
 
 
 def _text(image: np.ndarray, text: str, at, scale: float, colour=(255, 255, 255), thickness: int = 1) -> None:
@@ -75,7 +66,7 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         if corners.shape != (6, 2):
             continue
         for i in range(SECTORS):
-            tri = np.round(_sector_triangle(corners, i) * 16).astype(np.int32)
+            tri = np.round(sector_triangle(corners, i) * 16).astype(np.int32)
             cv2.fillPoly(tint, [tri], TERRAIN_BGR.get(tile.terrain[i], TERRAIN_BGR["?"]), cv2.LINE_AA, shift=4)
         player = owner.get((tile.hex.q, tile.hex.r))
         if player is not None:
@@ -93,7 +84,7 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         else:
             _dashed_polygon(out, corners, TERRAIN_BGR["?"], max(2, int(radius / 25)), max(4.0, radius / 8))
         for i in range(SECTORS):
-            at = _sector_triangle(corners, i).mean(axis=0) * 0.4 + _sector_triangle(corners, i)[1:].mean(axis=0) * 0.6
+            at = sector_triangle(corners, i).mean(axis=0) * 0.4 + sector_triangle(corners, i)[1:].mean(axis=0) * 0.6
             _text(out, tile.terrain[i], at, font * 0.8)
         player = owner.get((tile.hex.q, tile.hex.r))
         if player is not None:

@@ -46,26 +46,23 @@ def canonical_corners(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.n
     return np.stack([c + radius * np.cos(angles), c - radius * np.sin(angles)], axis=1)
 
 
-def sector_polygons(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
-    """The twelve sector triangles of a hex patch, shape (12, 3, 2).
+def sector_triangle(corners: np.ndarray, i: int) -> np.ndarray:
+    """The triangle (3, 2) of sector ``i`` of a tile with these six corners (image or patch pixels).
 
-    Sector ``i`` is bounded by the centre and the rim points at ``30·i − 30``
-    and ``30·i`` degrees.
+    Edge ``d`` runs from corner ``d − 1`` (at ``60·d − 30`` degrees) to corner
+    ``d``; sector ``2d`` is its first half, ``2d + 1`` its second.
     """
-    c = size / 2.0
+    corners = np.asarray(corners, dtype=np.float64)
+    d, half = divmod(i % SECTORS, 2)
+    start, end = corners[(d - 1) % 6], corners[d]
+    middle = (start + end) / 2.0
+    return np.array([corners.mean(axis=0), start, middle] if half == 0 else [corners.mean(axis=0), middle, end])
+
+
+def sector_polygons(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
+    """The twelve sector triangles of a hex patch, shape (12, 3, 2)."""
     corners = canonical_corners(size, margin)
-    # Rim points every 30 degrees from -30: corners at odd multiples of 30, edge midpoints between.
-    rim = []
-    for j in range(SECTORS + 1):
-        angle = 30.0 * j - 30.0
-        k = (angle - 30.0) / 60.0
-        if abs(k - round(k)) < 1e-9:
-            rim.append(corners[int(round(k)) % 6])
-        else:
-            a, b = corners[int(math.floor(k)) % 6], corners[int(math.ceil(k)) % 6]
-            rim.append((a + b) / 2.0)
-    centre = np.array([c, c])
-    return np.array([[centre, rim[i], rim[i + 1]] for i in range(SECTORS)])
+    return np.array([sector_triangle(corners, i) for i in range(SECTORS)])
 
 
 def tile_radius(corners_px: np.ndarray) -> float:

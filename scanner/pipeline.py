@@ -188,8 +188,8 @@ class Scanner:
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in readable]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
-            sector_probs = self.sectors.predict(pyramid, corners)
-            visible = sector_visibility(corners, image_bgr.shape)
+            sector_probs, readable = self.sectors.predict(pyramid, corners)
+            visible = sector_visibility(corners, image_bgr.shape) * readable
         with timed(timings, "pieces"):
             pieces = self.pieces.predict(pyramid, corners)
         evidence = {}

@@ -6,6 +6,9 @@ by turning the patch ``60·d`` degrees clockwise, sector ``2d + 1`` by the same
 turn and a mirror image — so one small network serves all twelve, sees only the
 sector's own neighbourhood (it cannot learn which terrain strings a tile
 catalogue happens to hold), and every training patch counts twelve times.
+Besides S, M and P it knows a fourth answer, "no tile top here" (a hand, the
+table, clutter), trained on empty lattice positions and hidden tiles; such
+sectors are written ``?``.
 
 ``python -m scanner.sectors train|evaluate --help`` trains and measures the
 model (see :mod:`scanner.train_sectors`).
@@ -130,15 +133,22 @@ class SectorClassifier:
     def version(self) -> str:
         return self.model.version
 
-    def predict_patches(self, patches: np.ndarray) -> np.ndarray:
-        """Sector probabilities of hex patches, shape (n, 12, 3) in the order of :data:`TERRAINS`."""
-        if len(patches) == 0:
-            return np.zeros((0, SECTORS, 3), np.float32)
-        logits = self.model.run(to_tensor(sector_windows(patches)))[0]
-        return softmax(logits).reshape(len(patches), SECTORS, 3)
+    def predict_patches(self, patches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Terrain probabilities of hex patches' sectors and how readable each sector is.
 
-    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> np.ndarray:
-        """Sector probabilities of tiles given by their image corners, shape (n, 12, 3)."""
+        Returns ``(probs, readable)``: ``probs`` (n, 12, 3) over :data:`TERRAINS`
+        given that the sector shows a tile top; ``readable`` (n, 12) the
+        probability that it does (not a hand, the table or clutter).
+        """
+        if len(patches) == 0:
+            return np.zeros((0, SECTORS, 3), np.float32), np.zeros((0, SECTORS), np.float32)
+        p = softmax(self.model.run(to_tensor(sector_windows(patches)))[0]).reshape(len(patches), SECTORS, -1)
+        terrain = p[..., :3]
+        readable = terrain.sum(axis=-1)
+        return terrain / np.maximum(readable, 1e-12)[..., None], readable
+
+    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict_patches` for tiles given by their image corners."""
         return self.predict_patches(hex_patches(pyramid, corners))
 
 

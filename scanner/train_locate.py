@@ -93,19 +93,19 @@ def make_network():
 
         def __init__(self):
             super().__init__()
-            self.half = nn.Sequential(block(3, 16, 2), block(16, 16))
-            self.quarter = nn.Sequential(block(16, 32, 2), block(32, 32))
-            self.eighth = nn.Sequential(block(32, 48, 2), block(48, 48, dilation=2), block(48, 48, dilation=4),
+            self.by2 = nn.Sequential(block(3, 16, 2), block(16, 16))
+            self.by4 = nn.Sequential(block(16, 32, 2), block(32, 32))
+            self.by8 = nn.Sequential(block(32, 48, 2), block(48, 48, dilation=2), block(48, 48, dilation=4),
                                         block(48, 48, dilation=2))
             self.up_quarter = block(48 + 32, 32)
-            self.up_half = block(32 + 16, 24)
-            self.head = nn.Conv2d(24, 2, 1)
+            self.up_half = block(32 + 16, 16)
+            self.head = nn.Conv2d(16, 2, 1)
 
         def forward(self, x):
             x = x / 127.5 - 1.0
-            h = self.half(x)
-            q = self.quarter(h)
-            e = self.eighth(q)
+            h = self.by2(x)
+            q = self.by4(h)
+            e = self.by8(q)
             u = nn.functional.interpolate(e, scale_factor=2.0, mode="bilinear", align_corners=False)
             u = self.up_quarter(torch.cat([u, q], 1))
             u = nn.functional.interpolate(u, scale_factor=2.0, mode="bilinear", align_corners=False)

@@ -20,20 +20,20 @@ from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitte
 
 
 def build_model():
-    """A small CNN: 64×64 piece crop → kind logits, colour logits, base and top points."""
+    """A small CNN: 64×64 piece crop → kind logits, colour logits, base and top points (crop units)."""
     import torch
     from torch import nn
 
-    def block(cin, cout):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                             nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                             nn.MaxPool2d(2))
+    def conv(cin, cout, stride=1):
+        return [nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
 
     class PieceNet(nn.Module):
         def __init__(self):
             super().__init__()
-            self.features = nn.Sequential(block(3, 16), block(16, 24), block(24, 48), block(48, 64), nn.Flatten(),
-                                          nn.Linear(64 * (PIECE_CROP // 16) ** 2, 128), nn.ReLU(), nn.Dropout(0.1))
+            self.features = nn.Sequential(*conv(3, 16, stride=2), *conv(16, 24), nn.MaxPool2d(2),
+                                          *conv(24, 48), nn.MaxPool2d(2), *conv(48, 64), nn.MaxPool2d(2),
+                                          nn.Flatten(), nn.Linear(64 * (PIECE_CROP // 16) ** 2, 128), nn.ReLU(),
+                                          nn.Dropout(0.1))
             self.kind = nn.Linear(128, len(PIECE_KINDS))
             self.colour = nn.Linear(128, len(COLOUR_NAMES))
             self.points = nn.Linear(128, 4)

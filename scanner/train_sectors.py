@@ -13,24 +13,24 @@ from pathlib import Path
 
 import numpy as np
 
-from fjords.geometry import SECTORS
+from fjords.geometry import SECTORS, TERRAINS
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.sectors import MODEL_FILE, SECTOR_WINDOW, SectorClassifier, sector_windows, to_tensor
 from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter
 
 
 def build_model():
-    """A small CNN: 24×24 window of sector 0 → logits of S, M, P."""
+    """A small CNN: 24×24 window of sector 0 → logits of S, M, P and "no tile top"."""
     from torch import nn
 
-    def block(cin, cout):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                             nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                             nn.MaxPool2d(2))
+    def conv(cin, cout):
+        return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
 
-    return nn.Sequential(block(3, 16), block(16, 32), block(32, 48), nn.Flatten(),
+    return nn.Sequential(*conv(3, 16), nn.MaxPool2d(2),
+                         *conv(16, 32), *conv(32, 32), nn.MaxPool2d(2),
+                         *conv(32, 48), *conv(48, 48), nn.MaxPool2d(2), nn.Flatten(),
                          nn.Linear(48 * (SECTOR_WINDOW // 8) ** 2, 64), nn.ReLU(), nn.Dropout(0.1),
-                         nn.Linear(64, 3))
+                         nn.Linear(64, len(TERRAINS) + 1))
 
 
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
@@ -43,7 +43,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
     labels = torch.from_numpy(samples.sector_labels.reshape(-1).astype(np.int64))
     x_all = torch.from_numpy(np.ascontiguousarray(windows.transpose(0, 3, 1, 2)))  # uint8 until batched
     print(f"{len(labels)} sector windows from {len(samples.sector_labels)} tiles; "
-          f"S/M/P = {np.bincount(labels.numpy(), minlength=3).tolist()}")
+          f"S/M/P/none = {np.bincount(labels.numpy(), minlength=4).tolist()}")
     model = build_model()
     generator = torch.Generator().manual_seed(seed)
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.01)
@@ -59,13 +59,19 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
 
 
 def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
-    """Per-sector accuracy, and how right the confident answers are, on held-out samples."""
+    """Per-sector accuracy on tile tops, how right the confident answers are, and "no tile" detection."""
     samples = ReadingSamples.load_all(data)
-    probs = SectorClassifier(models_dir).predict_patches(samples.hex_patches)
-    best = probs.max(axis=-1).ravel()
-    wrong = probs.argmax(axis=-1).ravel() != samples.sector_labels.ravel()
-    tiles_exact = float(np.mean(~wrong.reshape(-1, SECTORS).any(axis=1)))
-    result = {"sectors": int(wrong.size), "accuracy": float(1 - wrong.mean()), "tiles_exact": tiles_exact}
+    probs, readable = SectorClassifier(models_dir).predict_patches(samples.hex_patches)
+    labels = samples.sector_labels
+    tiles = (labels < len(TERRAINS)).all(axis=1)
+    result = {"sectors": int(tiles.sum() * SECTORS)}
+    if (~tiles).any():
+        result["no_tile_windows_unreadable"] = float(np.mean(readable[~tiles] < 0.5))
+    probs, labels, readable = probs[tiles], labels[tiles], readable[tiles]
+    best = (probs.max(axis=-1) * readable).ravel()
+    wrong = probs.argmax(axis=-1).ravel() != labels.ravel()
+    result.update(accuracy=float(1 - wrong.mean()), tiles_exact=float(np.mean(~wrong.reshape(-1, SECTORS).any(1))),
+                  tile_tops_unreadable=float(np.mean(readable < 0.5)))
     for threshold in (0.9, 0.99, 0.999):
         sure = best >= threshold
         result[f"share_conf>={threshold}"] = float(sure.mean())

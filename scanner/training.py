@@ -75,13 +75,55 @@ class ReadingSamples:
         return cls.concatenate([cls.load(p) for p in paths])
 
 
+NOT_TERRAIN = len(TERRAINS)
+"""Sector label of a window that shows no tile top: table, hand, clutter (read as ``?``)."""
+
+
+def empty_positions(truth: dict, rng: np.random.Generator, count: int) -> list[np.ndarray]:
+    """Corners of up to ``count`` lattice positions next to the board where no tile lies.
+
+    A neighbour's corners are its tile's corners moved across the shared edge
+    (twice the edge midpoint minus the centre): exact for an affine view, close
+    enough under perspective for a negative example.
+    """
+    present = {(t["q"], t["r"]) for t in truth["tiles"]}
+    from fjords.geometry import DIRECTIONS
+
+    found = []
+    for t in truth["tiles"]:
+        if "corners_px" not in t:
+            continue
+        c = np.asarray(t["corners_px"], dtype=np.float64)
+        for d, (dq, dr) in enumerate(DIRECTIONS):
+            if (t["q"] + dq, t["r"] + dr) not in present:
+                shift = 2.0 * ((c[(d - 1) % 6] + c[d]) / 2.0 - c.mean(axis=0))
+                found.append(c + shift)
+    order = rng.permutation(len(found))[:count]
+    return [found[k] for k in order]
+
+
 def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator,
-                        copies: int = 1, min_visible: float = 0.95) -> ReadingSamples:
-    """Cut every visible tile of one rendered photo, ``copies`` times with different jitter."""
+                        copies: int = 1, min_visible: float = 0.95, negatives: int = 4) -> ReadingSamples:
+    """Cut every visible tile of one rendered photo, ``copies`` times with different jitter.
+
+    Also cuts ``negatives`` windows that show no tile (empty lattice positions
+    beside the board, tiles hidden under a hand), labelled :data:`NOT_TERRAIN`
+    in every sector and "none" for the piece.
+    """
+    height, width = image.shape[:2]
     tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t]
+    hidden = [np.asarray(t["corners_px"], dtype=np.float64) for t in truth["tiles"]
+              if t.get("visible", 1.0) <= 0.02 and "corners_px" in t
+              and 0 <= t["center_px"][0] < width and 0 <= t["center_px"][1] < height]
     pieces = {(p["q"], p["r"]): p for p in truth.get("pieces", []) if "base_px" in p}
     pyramid = Pyramid(image)
     corners, labels, kinds, colours, points = [], [], [], [], []
+    for c in hidden + empty_positions(truth, rng, negatives):
+        corners.append(jitter_corners(c, rng))
+        labels.append([NOT_TERRAIN] * SECTORS)
+        kinds.append(0)
+        colours.append(-1)
+        points.append([0.0] * 4)
     for _ in range(copies):
         for t in tiles:
             c = jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng)

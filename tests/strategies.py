@@ -128,13 +128,12 @@ def grow_layout(rng: random.Random, n_tiles: int, attempts: int = 30) -> dict[He
     """A layout built as the game builds it: a start triangle, then tiles touching two placed ones,
     every shared edge matching, the land one mass after every placement. May stop short of
     ``n_tiles`` when no tile fits anywhere."""
-    terrains: dict[Hex, str] = {}
-    while len(terrains) < 3:  # a start triangle whose land is one mass
-        terrains.clear()
+    while True:  # a start triangle whose land is one mass
+        terrains: dict[Hex, str] = {}
         for h in START:
             terrains[h] = natural_terrain(rng, forced_sectors(terrains, h))
-        if not land_is_one_mass(terrains):
-            terrains.clear()
+        if land_is_one_mass(terrains):
+            break
     for _ in range(attempts * n_tiles):
         if len(terrains) >= n_tiles:
             break

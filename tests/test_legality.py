@@ -201,9 +201,10 @@ MUTATIONS = {"edge-mismatch": mutate_edge, "two-pieces-on-tile": crowd_tile,
              "settler-disconnected": strand_settler, "piece-terrain": piece_on_mountain, "landmass": island_tile}
 
 
-@SETTINGS
-@given(legal_boards(), st.sampled_from(sorted(MUTATIONS)), st.randoms(use_true_random=False))
-def test_each_single_mutation_is_reported(board, rule, rng):
+@pytest.mark.parametrize("rule", sorted(MUTATIONS))
+@settings(SETTINGS, max_examples=20)
+@given(board=legal_boards(), rng=st.randoms(use_true_random=False))
+def test_each_single_mutation_is_reported(rule, board, rng):
     mutated = MUTATIONS[rule](board, rng)
     assert rule in rules_of(legal_violations(mutated))
 
@@ -222,6 +223,27 @@ def test_answers_unchanged_by_rotation_and_translation(board, rule, rng, k, dq, 
                         (board.translated(dq, dr), lambda h: h.translated(dq, dr))):
         assert summary(moved, lambda h: h) == summary(board, move)
         assert moved.score() == board.score()
+
+
+def blank_sectors(board: Board, rng: random.Random, share: float) -> Board:
+    """The board with about ``share`` of its sectors unread, as a scanner would leave them."""
+    tiles = [replace(t, terrain="".join("?" if rng.random() < share else c for c in t.terrain))
+             for t in board.tiles.values()]
+    return board.with_tiles(tiles)
+
+
+@SETTINGS
+@given(legal_boards(max_tiles=12), st.sampled_from([None, *sorted(MUTATIONS)]), st.randoms(use_true_random=False),
+       st.sampled_from((0.05, 0.2, 1.0)))
+def test_unread_sectors_never_add_a_broken_rule(board, rule, rng, share):
+    # The board as it is remains one reading of the blanked board, so whatever the blanked board
+    # calls broken must be broken on the board too.
+    if rule is not None:
+        board = MUTATIONS[rule](board, rng)
+    blanked = blank_sectors(board, rng, share)
+    assert set(rules_of(legal_violations(blanked))) <= set(rules_of(legal_violations(board)))
+    if rule is None and share == 1.0 and board.pieces:
+        assert {"piece-terrain", "edge-mismatch"} <= set(rules_of(undecided(blanked)))
 
 
 # -- placement order against brute force ---------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fjords.board import Board, Hex
+from fjords.board import Board
 from fjords.catalogue import ALL_MOUNTAIN, START_POSITIONS, catalogue, start_layout, start_tiles
 from fjords.geometry import rotate_terrain, segment_of
 from fjords.rules import Rules

@@ -1,0 +1,110 @@
+"""`fjords scan`: exit codes, --json, --out, --overlay, refusing to overwrite."""
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from fjords_cli.main import main
+from scanner.onnx_model import DEFAULT_MODELS_DIR
+
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx")
+needs_models = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
+                                  reason="models not trained")
+
+
+@pytest.fixture(scope="module")
+def photo(tmp_path_factory):
+    from renderer import render_random
+
+    path = tmp_path_factory.mktemp("photos") / "table.jpg"
+    cv2.imwrite(str(path), render_random(900_201, width=1008, height=756).image)
+    return path
+
+
+def test_help_documents_exit_codes(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["scan", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for text in ("--json", "--overlay", "--out", "--calibration", "3 no board", "4 photo must be retaken"):
+        assert text in out
+
+
+@needs_models
+def test_missing_file_is_unreadable(tmp_path, capsys):
+    assert main(["scan", str(tmp_path / "nothing.jpg")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fjords: error:") and len(err.strip().splitlines()) == 1
+
+
+@needs_models
+def test_text_named_jpg_is_unreadable(tmp_path, capsys):
+    fake = tmp_path / "notes.jpg"
+    fake.write_text("not a photo")
+    assert main(["scan", str(fake)]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@needs_models
+def test_photo_without_board(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    table = cv2.GaussianBlur(rng.integers(60, 140, (600, 800, 3), dtype=np.uint8), (0, 0), 1.0)
+    path = tmp_path / "table.png"
+    cv2.imwrite(str(path), table)
+    assert main(["scan", str(path)]) in (3, 4)  # no board, or a photo to retake: never a crash
+
+
+@needs_models
+def test_json_is_one_board_document(photo, capsys):
+    assert main(["scan", str(photo), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "fjords-board/1"
+    assert doc["tiles"] and all(len(t["terrain"]) == 12 for t in doc["tiles"])
+    assert {"legality", "score"} <= set(doc)
+    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "pieces"}
+    assert doc["image"]["width"] == 1008 and doc["image"]["file"] == "table.jpg"
+
+
+@needs_models
+def test_summary_names_tiles_and_players(photo, capsys):
+    assert main(["scan", str(photo)]) == 0
+    out = capsys.readouterr().out
+    assert "tiles" in out and "pieces" in out
+
+
+@needs_models
+def test_out_dir_writes_json_and_overlay_and_refuses_to_overwrite(photo, tmp_path, capsys):
+    out = tmp_path / "scans"
+    assert main(["scan", str(photo), "--out", str(out)]) == 0
+    assert json.loads((out / "table.json").read_text())["format"] == "fjords-board/1"
+    overlay = cv2.imread(str(out / "table.overlay.jpg"))
+    assert overlay.shape == (756, 1008, 3)
+    capsys.readouterr()
+    assert main(["scan", str(photo), "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["scan", str(photo), "--out", str(out), "--force"]) == 0
+
+
+@needs_models
+def test_overlay_refuses_to_overwrite_a_file(photo, tmp_path, capsys):
+    target = tmp_path / "mine.jpg"
+    target.write_bytes(b"precious")
+    assert main(["scan", str(photo), "--overlay", str(target)]) == 2
+    assert target.read_bytes() == b"precious"
+
+
+@needs_models
+def test_several_photos_go_on_after_a_failure(photo, tmp_path, capsys):
+    assert main(["scan", str(tmp_path / "missing.jpg"), str(photo), "--json"]) == 2
+    captured = capsys.readouterr()
+    lines = [line for line in captured.out.splitlines() if line.strip()]
+    assert len(lines) == 1 and json.loads(lines[0])["format"] == "fjords-board/1"
+    assert "missing.jpg" in captured.err
+
+
+@needs_models
+def test_bad_calibration_is_one_line(photo, tmp_path, capsys):
+    assert main(["scan", str(photo), "--calibration", str(tmp_path / "nope.json")]) == 2
+    assert "calibration" in capsys.readouterr().err

@@ -36,8 +36,15 @@ def parse_board(document: str | bytes | Mapping[str, Any]) -> Board:
             raise FormatError(f"document is larger than {MAX_DOCUMENT_BYTES // 2**20} MiB")
         try:
             document = json.loads(document)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except json.JSONDecodeError as exc:
             raise FormatError(f"not valid JSON: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"not valid JSON: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                              "is it a binary file?") from None
+        except ValueError:  # what else json.loads raises: a number too long to convert
+            raise FormatError("not valid JSON: a number has too many digits") from None
+        except RecursionError:
+            raise FormatError("not valid JSON: nested too deeply") from None
     if not isinstance(document, Mapping):
         raise FormatError("a fjords-board/1 document must be a JSON object")
     if document.get("format") != FORMAT:
@@ -143,14 +150,15 @@ def board_to_json(board: Board) -> dict[str, Any]:
         doc["phase"] = board.phase
     if board.to_move is not None:
         doc["to_move"] = board.to_move
-    doc["tiles"] = [_tile_json(t) for t in board.tiles.values()]
-    doc["pieces"] = [_piece_json(p) for p in board.pieces]
+    doc["tiles"] = [tile_to_json(t) for t in board.tiles.values()]
+    doc["pieces"] = [piece_to_json(p) for p in board.pieces]
     for key, value in board.extra.items():
         doc.setdefault(key, value)
     return doc
 
 
-def _tile_json(tile: Tile) -> dict[str, Any]:
+def tile_to_json(tile: Tile) -> dict[str, Any]:
+    """A tile's entry of the document (fields the engine does not know are kept)."""
     out: dict[str, Any] = {"q": tile.hex.q, "r": tile.hex.r, "terrain": tile.terrain}
     if tile.start:
         out["start"] = True
@@ -158,7 +166,8 @@ def _tile_json(tile: Tile) -> dict[str, Any]:
     return out
 
 
-def _piece_json(piece: Piece) -> dict[str, Any]:
+def piece_to_json(piece: Piece) -> dict[str, Any]:
+    """A piece's entry of the document (fields the engine does not know are kept)."""
     out: dict[str, Any] = {"q": piece.hex.q, "r": piece.hex.r, "sector": piece.sector, "kind": piece.kind,
                            "player": piece.player}
     if piece.rune is not None:

@@ -13,7 +13,13 @@ from typing import Any, Callable
 
 from fjords.board import Board
 from fjords.boardjson import FormatError, parse_board, read_board_file
+from fjords.cli_simulate import register as register_simulate
+from fjords.legality import Violation, undecided
 from fjords.rules import Rules
+from fjords.scoring import match_result, score_breakdown
+from fjords.solver import solve
+from fjords.table import format_table
+from fjords.violation import tile_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,8 +34,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     solve.add_argument("--to-move", metavar="PLAYER", help="the player to move (default: the board's to_move)")
     solve.add_argument("--time", type=float, default=None, metavar="SECONDS",
                        help="time budget; when it runs out, proven bounds are printed instead")
-    from fjords.cli_simulate import register as register_simulate
-
     register_simulate(subparsers)
 
 
@@ -56,35 +60,15 @@ def emit_json(value: Any) -> None:
     sys.stdout.write("\n")
 
 
-def _format_table(rows: list[tuple[Any, ...]], header: tuple[str, ...]) -> str:
-    cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in row) for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _tiles_text(tiles: Any) -> str:
-    return ", ".join(f"({h.q}, {h.r})" for h in tiles)
-
-
 def run_check(args: argparse.Namespace) -> int:
-    from fjords.legality import undecided
-
     board = load_board(args.board)
     rules = _rules(board, args.epic)
     violations = board.legal_violations(rules)
     unsure = undecided(board, rules)
     score = board.score()
     if args.json:
-        emit_json({
-            "legal": not violations,
-            "violations": [{"rule": v.rule, "message": v.message, "tiles": [[h.q, h.r] for h in v.tiles]}
-                           for v in violations],
-            "undecided": [{"rule": v.rule, "message": v.message, "tiles": [[h.q, h.r] for h in v.tiles]}
-                          for v in unsure],
-            "score": score,
-        })
+        emit_json({"legal": not violations, "violations": [_violation_json(v) for v in violations],
+                   "undecided": [_violation_json(v) for v in unsure], "score": score})
     else:
         print(f"{len(board.tiles)} tiles, {len(board.pieces)} pieces, {board.edition} edition")
         if violations:
@@ -99,6 +83,11 @@ def run_check(args: argparse.Namespace) -> int:
     return 1 if violations else 0
 
 
+def _violation_json(violation: Violation) -> dict[str, Any]:
+    """The issue's shape: rule, message and tiles (``Violation.to_json`` adds the pieces)."""
+    return {key: value for key, value in violation.to_json().items() if key in ("rule", "message", "tiles")}
+
+
 def _rules(board: Board, epic: bool) -> Rules:
     try:
         return Rules.for_edition(board.edition, epic=epic)
@@ -107,8 +96,6 @@ def _rules(board: Board, epic: bool) -> Rules:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from fjords.scoring import match_result, score_breakdown
-
     boards = [load_board(p) for p in args.boards]
     if len(boards) not in (1, 3):
         raise FormatError("give one board, or the three rounds of a classic match")
@@ -119,7 +106,7 @@ def run_score(args: argparse.Namespace) -> int:
             emit_json({p: line.to_json() for p, line in lines.items()})
         else:
             rows = [(p, line.settlers, line.rune_bonus, line.total) for p, line in lines.items()]
-            print(_format_table(rows, ("player", "settlers", "rune bonus", "total")))
+            print(format_table(("player", "settlers", "rune bonus", "total"), rows))
         return 0
     if any(b.edition != "classic" for b in boards):
         raise FormatError("a three-round match is the classic edition's; all three boards must be classic")
@@ -130,7 +117,7 @@ def run_score(args: argparse.Namespace) -> int:
         players = sorted(result.totals)
         rows = [(f"round {i + 1}", *(rnd.get(p, 0) for p in players)) for i, rnd in enumerate(result.rounds)]
         rows.append(("total", *(result.totals[p] for p in players)))
-        print(_format_table(rows, ("", *players)))
+        print(format_table(("", *players), rows))
         print(f"winner: {' and '.join(result.winners)} ({result.reason})")
     return 0
 
@@ -143,15 +130,14 @@ def run_territory(args: argparse.Namespace) -> int:
         return 0
     rows = [(p, terr.points.get(p, 0), len(terr.secured.get(p, ())), terr.secured_minimum.get(p, 0),
              terr.reachable_maximum.get(p, 0)) for p in sorted(set(terr.points) | set(terr.secured))]
-    print(_format_table(rows, ("player", "points", "secured tiles", "secured minimum", "reachable maximum")))
-    print(f"contested tiles: {len(terr.contested)}" + (f"  {_tiles_text(sorted(terr.contested))}" if terr.contested else ""))
+    print(format_table(("player", "points", "secured tiles", "secured minimum", "reachable maximum"), rows))
+    contested = ", ".join(tile_name(h) for h in sorted(terr.contested))
+    print(f"contested tiles: {len(terr.contested)}" + (f"  {contested}" if contested else ""))
     print(f"dead tiles: {len(terr.dead)}")
     return 0
 
 
 def run_solve(args: argparse.Namespace) -> int:
-    from fjords.solver import solve
-
     board = load_board(args.board)
     to_move = args.to_move or board.to_move
     if to_move is None:
@@ -168,7 +154,7 @@ def run_solve(args: argparse.Namespace) -> int:
     rows = [(p, solution.scores.get(p, "") if solution.exact else "", solution.lower[p], solution.upper[p])
             for p in solution.lower]
     print(f"{kind}; {solution.nodes} nodes in {solution.seconds:.3f} s")
-    print(_format_table(rows, ("player", "final score", "at least", "at most")))
+    print(format_table(("player", "final score", "at least", "at most"), rows))
     move = solution.best_move
     print("best move: " + ("pass" if move is None else
                            f"{move.kind} of {move.player} on ({move.hex.q}, {move.hex.r}) sector {move.sector}"))

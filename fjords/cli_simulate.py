@@ -7,6 +7,7 @@ import argparse
 from fjords.board import EDITIONS, Board
 from fjords.errors import FjordsError
 from fjords.simulate import POLICIES, simulate_game
+from fjords.table import format_table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,8 +39,6 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 def board_summary(board: Board) -> str:
     """A readable table: the tiles, then per player the pieces and the score."""
-    from fjords.cli import _format_table
-
     phase = board.phase or "unknown phase"
     lines = [f"{board.edition} edition, {phase}" + (f", {board.to_move} to move" if board.to_move else "")]
     occupant = {p.hex: p for p in board.pieces}
@@ -49,11 +48,11 @@ def board_summary(board: Board) -> str:
         what = "" if piece is None else f"{piece.kind} {piece.player or piece.rune or ''}".strip()
         rows.append((f"({h.q}, {h.r})", "no tile" if tile is None else tile.terrain,
                      "start" if tile is not None and tile.start else "", what))
-    lines.append(_format_table(rows, ("tile", "terrain", "", "piece")))
+    lines.append(format_table(("tile", "terrain", "", "piece"), rows))
     score = board.score()
     rows = [(player, sum(p.kind == "house" and p.player == player for p in board.pieces),
              sum(p.kind == "settler" and p.player == player for p in board.pieces), score.get(player, 0))
             for player in board.players]
     lines.append("")
-    lines.append(_format_table(rows, ("player", "houses", "settlers", "score")))
+    lines.append(format_table(("player", "houses", "settlers", "score"), rows))
     return "\n".join(lines)

@@ -20,15 +20,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from fjords.board import Board, Piece
 from fjords.geometry import SECTORS, TERRAINS, Hex, canonical_segment
-
-try:
-    from fjords.scoring import score
-except ModuleNotFoundError:  # fjords.scoring is being written in parallel; delete this fallback once it lands
-
-    def score(board: Board) -> dict[str, int]:
-        """One point per settler, per player (stand-in for :func:`fjords.scoring.score`)."""
-        return dict(Counter(p.player for p in board.pieces if p.kind == "settler"))
-
+from fjords.scoring import score
 
 Z95 = 1.959963984540054
 BOOTSTRAP_RESAMPLES = 2000

@@ -16,15 +16,16 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from fjords.board import Board, Piece, Tile
 from fjords.catalogue import ALL_MOUNTAIN, catalogue, start_layout
 from fjords.geometry import Hex, facing_sector, land_groups, rotate_terrain, segment_of
 from fjords.rules import Rules
-
-if TYPE_CHECKING:
-    from fjords.scoring import MatchResult
+from fjords.scoring import MatchResult, match_result
+from fjords.settlement import house_moves, place, settler_moves
+from fjords.solver import solve
+from fjords.territory import territory
 
 POLICIES = ("random", "greedy", "solver")
 COLOURS = {"classic": ("red", "yellow", "blue", "black"),
@@ -141,8 +142,6 @@ class _Game:
 
     def lay(self, player: str, placements: list[Placement]) -> None:
         """Lay one of the placements (the policy chooses), then perhaps build a house on it."""
-        from fjords.settlement import house_moves
-
         if self.policy == "random":
             h, terrain, _ = self.rng.choice(placements)
         else:  # greedy and solver: the most compact layout, which leaves the most fitting places
@@ -253,8 +252,6 @@ def _place_runestones(game: _Game) -> None:
 
 def _next_mover(board: Board, colours: Sequence[str], turn: int, rules: Rules) -> tuple[int, list[Piece]] | None:
     """The first player from ``turn`` on who can place a settler, with the moves; None when nobody can."""
-    from fjords.settlement import settler_moves
-
     for offset in range(len(colours)):
         index = (turn + offset) % len(colours)
         moves = settler_moves(board, colours[index], rules)
@@ -267,8 +264,6 @@ def _choose_settler(game: _Game, board: Board, player: str, moves: list[Piece]) 
     if game.policy == "random" or len(moves) == 1:
         return game.rng.choice(moves)
     if game.policy == "solver":
-        from fjords.solver import solve
-
         # No time budget: a search cut short by the clock would make a seed's game vary.
         best = solve(board, player, players=game.colours, rules=game.rules).best_move
         if best is not None:
@@ -279,8 +274,6 @@ def _choose_settler(game: _Game, board: Board, player: str, moves: list[Piece]) 
 def _greedy_settler(board: Board, player: str, colours: Sequence[str], moves: list[Piece],
                     rng: random.Random) -> Piece:
     """The move after which the player can reach the most land the others cannot."""
-    from fjords.settlement import place
-    from fjords.territory import territory
 
     def value(move: Piece) -> int:
         reach = territory(place(board, move)).reachable_maximum
@@ -292,8 +285,6 @@ def _greedy_settler(board: Board, player: str, colours: Sequence[str], moves: li
 
 
 def _settle(game: _Game, turn: int) -> Iterator[Board]:
-    from fjords.settlement import place
-
     board = game.board("settlement", None)
     nxt = _next_mover(board, game.colours, turn, game.rules)
     while nxt is not None:
@@ -377,10 +368,8 @@ def simulate_game(edition: str = "classic", players: int = 2, seed: int = 0, *, 
     return boards[round(stop_fraction * (len(boards) - 1))]
 
 
-def simulate_match(seed: int = 0, *, policy: str = "random") -> tuple[list[Board], "MatchResult"]:
+def simulate_match(seed: int = 0, *, policy: str = "random") -> tuple[list[Board], MatchResult]:
     """A classic match: three rounds between the same two players, who take turns to start."""
-    from fjords.scoring import match_result
-
     _check_options("classic", policy, False)
     rng = random.Random(seed)
     colours = _colours("classic", 2, None, rng)

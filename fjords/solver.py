@@ -4,7 +4,7 @@ Two players: alpha-beta on the final score difference (the game is zero-sum),
 with a transposition table of proven bounds, move ordering and region
 splitting. Three or four players: paranoid search (the player to move against
 a coalition of the others), which yields a *proven* guaranteed score; max^n
-would need a guess about how opponents break ties. ``docs/rules-settlement.md``
+would need a guess about how opponents break ties. ``docs/rules.md`` ("Solver")
 gives the rules read and the soundness arguments.
 
 The root value is found by null-window probes that bisect the interval of
@@ -20,7 +20,8 @@ from typing import Any, Sequence
 
 from fjords.board import Board, Piece
 from fjords.rules import Rules
-from fjords.settlement import PlainsIndex, bits, position, solo_maximum
+from fjords.plains import PlainsIndex, bits
+from fjords.settlement import position, solo_maximum
 from fjords.territory import current_points
 
 __all__ = ["Solution", "solve"]
@@ -209,20 +210,16 @@ class _Game:
         if counts is not None:
             return _weighted(self.weights, counts)
         entry = self.table.get(state)
-        hint = None
         if entry is not None:
             lo, hi, hint = entry
-            if lo >= beta or lo == hi:
-                return lo
-            if hi <= alpha:
-                return hi
-            alpha, beta = max(alpha, lo), min(beta, hi)
         else:
-            lo, hi = self.bounds(state)
-            if lo >= beta or lo == hi:
-                return lo
-            if hi <= alpha:
-                return hi
+            (lo, hi), hint = self.bounds(state), None
+        if lo >= beta or lo == hi:
+            return lo
+        if hi <= alpha:
+            return hi
+        if entry is not None:  # search only inside what an earlier search proved
+            alpha, beta = max(alpha, lo), min(beta, hi)
         turn = state[4]
         moves = self.moves(state)
         if not moves:  # the player to move must pass

@@ -7,6 +7,7 @@ segments does not respect when it passes through two segments of one tile;
 :func:`fjords.settlement.reachable_tiles` branches on such tiles. A player's
 reach only shrinks as pieces are added (any future chain of its settlers is a
 chain of distinct tiles empty today), so "can ever settle" is decided now.
+``docs/rules.md`` ("Territory") shows the positions and our readings of the rules.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Any, Mapping, Sequence
 
 from fjords.board import Board
 from fjords.geometry import Hex
+from fjords.plains import bits
 from fjords.rules import Rules
-from fjords.settlement import bits, position, reachable_tiles, solo_maximum
+from fjords.scoring import score
+from fjords.settlement import position, reachable_tiles, solo_maximum
 
 __all__ = ["Territory", "current_points", "territory"]
 
@@ -58,15 +61,7 @@ class Territory:
 
 
 def current_points(board: Board, players: Sequence[str]) -> dict[str, int]:
-    """Points on the board now: :func:`fjords.scoring.score` when present, else settlers."""
-    try:
-        from fjords.scoring import score
-    except ImportError:
-        counts = dict.fromkeys(players, 0)
-        for p in board.pieces:
-            if p.kind == "settler" and p.player in counts:
-                counts[p.player] += 1
-        return counts
+    """Points on the board now (:func:`fjords.scoring.score`) of each of ``players``, 0 for none."""
     points = score(board)
     return {p: points.get(p, 0) for p in players}
 

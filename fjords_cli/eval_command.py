@@ -21,6 +21,7 @@ from fjords.board import Board
 from fjords.boardjson import FormatError, read_board_file
 from fjords.compare import Comparison, Summary, compare, summarize
 from fjords.errors import FjordsError
+from fjords.table import format_table
 
 PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 
@@ -157,10 +158,7 @@ def format_results(results: list[PhotoResult]) -> str:
                      f"{ratios['piece_precision']:.3f}/{ratios['piece_recall']:.3f}",
                      _yes_no(c.board_exact), _yes_no(c.score_exact), str(c.errors),
                      "-" if r.scan.seconds is None else f"{r.scan.seconds:.2f}"))
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = [format_table(header, rows, right=range(1, len(header)))]
     lines += [f"{r.name}: the scanner gave up: {r.scan.failure}" for r in results if r.scan.failure]
     return "\n".join(lines)
 

@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from fjords.errors import FjordsError
 
@@ -22,8 +22,16 @@ EPILOG = """exit codes: 0 success (check: legal), 1 check: rule violations,
 2 unreadable input, 3 no board found in a photo, 4 photo must be retaken"""
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser (and, through ``add_subparsers``, subparsers) whose usage errors are one
+    line on stderr and exit 2, like every other error of the command."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="fjords",
         description="Read, check, score, render and scan tables of the board game Fjords.",
         epilog=EPILOG,

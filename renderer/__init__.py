@@ -12,14 +12,13 @@ parameters, e.g. ``render_board(board, 1, elevation_deg=90, hands=0)``.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from fjords import Board
-from renderer.boards import random_board
+from renderer.boards import random_board, random_setup
 from renderer.compose import render_scene
 from renderer.scene import sample_scene
 from renderer.tileart import STYLES
@@ -59,9 +58,6 @@ def render_board(board: Board, seed: int, *, width: int = 2016, height: int = 15
 def render_random(seed: int, *, edition: str | None = None, players: int | None = None, width: int = 2016,
                   height: int = 1512, style: str | None = None) -> Render:
     """A random board (edition, players and game phase drawn from ``seed`` unless given), photographed."""
-    pick = random.Random(seed)
-    edition = edition or pick.choice(["classic", "2022"])
-    if players is None:
-        players = 2 if edition == "classic" else pick.choice([2, 2, 3, 4])
+    edition, players = random_setup(seed, edition, players)
     board = random_board(seed, edition, players)
     return render_board(board, seed, width=width, height=height, style=style)

@@ -13,6 +13,16 @@ PLAYER_COLOURS = ("red", "yellow", "blue", "black", "white", "green", "grey", "b
 RUNESTONE_SHARE = 0.35  # of 2022 photos play the rune stone variant
 
 
+def random_setup(seed: int, edition: str | None = None, players: int | None = None) -> tuple[str, int]:
+    """The edition and player count of photo ``seed``: drawn (even odds; 2022 with 2–4 players) unless given."""
+    pick = random.Random(seed)
+    if edition is None:
+        edition = "2022" if players is not None and players > 2 else pick.choice(["classic", "2022"])
+    if players is None:
+        players = 2 if edition == "classic" else pick.choice([2, 2, 3, 4])
+    return edition, players
+
+
 def random_board(seed: int, edition: str = "classic", players: int = 2, **kw: Any) -> Board:
     """A table from :func:`fjords.simulate.simulate_game`, stopped in mid-exploration, settlement or at the end.
 

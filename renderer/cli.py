@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -46,6 +45,8 @@ def _check(args) -> list[str]:
         raise FjordsError("--players must be 2, 3 or 4")
     if args.players is not None and args.players > 2 and args.edition == "classic":
         raise FjordsError("the classic edition is for two players")
+    if args.board and (args.edition or args.players or args.colours):
+        raise FjordsError("--board photographs that board as it is: drop --edition, --players and --colours")
     if not 1 <= args.quality <= 100:
         raise FjordsError("--quality must be 1..100")
     for name in [args.style, *args.exclude_style]:
@@ -61,12 +62,22 @@ def _check(args) -> list[str]:
     return styles
 
 
-def _colours(text: str | None) -> list[str] | None:
-    if text is None:
+def _colours(args) -> list[str] | None:
+    """The player colours of ``--colours``, checked against the other options."""
+    from renderer.pieces import PAINTS
+
+    if args.colours is None:
         return None
-    names = [c.strip().lower() for c in text.split(",") if c.strip()]
-    if len(names) < 1 or len(set(names)) != len(names):
-        raise FjordsError("--colours must name distinct colours, e.g. red,blue")
+    names = [c.strip().lower() for c in args.colours.split(",") if c.strip()]
+    if len(set(names)) != len(names) or not 2 <= len(names) <= 4:
+        raise FjordsError("--colours must name 2, 3 or 4 distinct colours, e.g. red,blue")
+    unknown = [n for n in names if n not in PAINTS]
+    if unknown:
+        raise FjordsError(f"unknown colour {unknown[0]!r}; choose from {', '.join(PAINTS)}")
+    if args.players is not None and len(names) != args.players:
+        raise FjordsError("--colours names a different number of players than --players")
+    if len(names) > 2 and args.edition == "classic":
+        raise FjordsError("the classic edition is for two players")
     return names
 
 
@@ -76,12 +87,11 @@ def run(args) -> int:
 
     from fjords.boardjson import read_board_file
     from renderer import random_board, render_board
+    from renderer.boards import random_setup
 
     styles = _check(args)
-    names = _colours(args.colours)
+    names = _colours(args)
     board = read_board_file(args.board) if args.board else None
-    if names is not None and args.players is not None and len(names) != args.players:
-        raise FjordsError("--colours names a different number of players than --players")
     os.makedirs(args.out, exist_ok=True)
     stems = [os.path.join(args.out, f"{args.prefix}_{args.seed + i:06d}") for i in range(args.count)]
     if not args.force:
@@ -90,12 +100,16 @@ def run(args) -> int:
             raise FjordsError(f"{taken[0]} exists (and {len(taken) - 1} more); use --force to overwrite")
     for i, stem in enumerate(tqdm(stems, desc="render", unit="photo", file=sys.stderr)):
         seed = args.seed + i
-        pick = random.Random(seed)
-        edition = args.edition or (board.edition if board else pick.choice(EDITIONS))
-        players = len(names) if names else args.players or (2 if edition == "classic" else pick.choice([2, 2, 3, 4]))
-        photo_board = board or random_board(seed, edition, players, **({"colours": names} if names else {}))
-        style = styles[0] if len(styles) == 1 else pick.choice(styles)
-        photo = render_board(photo_board, seed, width=args.width, height=args.height, style=style)
+        if board is None:
+            edition, players = random_setup(seed, args.edition, len(names) if names else args.players)
+            photo_board = random_board(seed, edition, players, **({"colours": names} if names else {}))
+        else:
+            photo_board = board
+        style = random.Random(seed).choice(styles)
+        try:
+            photo = render_board(photo_board, seed, width=args.width, height=args.height, style=style)
+        except ValueError as exc:  # a board file naming a colour no paint is known for
+            raise FjordsError(str(exc)) from None
         photo.truth["image"]["file"] = os.path.basename(stem) + ".jpg"
         if not cv2.imwrite(stem + ".jpg", photo.image, [cv2.IMWRITE_JPEG_QUALITY, args.quality]):
             raise FjordsError(f"cannot write {stem}.jpg")

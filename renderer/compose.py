@@ -23,7 +23,7 @@ from fjords.geometry import corner_angle, sector_mid_angle, segment_of
 from renderer.camera import Camera, smooth_map
 from renderer.clutter import clutter_faces
 from renderer.hands import draw_arms
-from renderer.mesh import Face, Light, draw_faces, shadow_outline
+from renderer.mesh import FAR_PX, Face, Light, draw_faces, shadow_outline
 from renderer.photo import depth_of_field, sensor
 from renderer.pieces import PAINTS, STONE_RGB, paint_albedo, piece_faces
 from renderer.scene import Scene, kelvin_to_bgr
@@ -70,14 +70,17 @@ def layout(board: Board, scene: Scene, rng: np.random.Generator) -> dict[Hex, Ti
 def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Camera:
     """A camera at the scene's angles whose view of ``points`` fills ``scene.fill`` of the frame.
 
-    The bounding box of the projected points is centred in the photo, shifted by
-    ``scene.aim_offset`` (fractions of half the photo's width and height).
+    The bounding box of the projected points sits where ``scene.aim_offset``
+    says within the margin the fill leaves: ``(0, 0)`` centred, ``±1`` against
+    an edge (when the board overfills the frame, ``±1`` moves it half a frame).
     """
     target = (points.min(axis=0) + points.max(axis=0)) / 2
     target[2] = 0.0
     radius = float(np.max(np.linalg.norm(points[:, :2] - target[:2], axis=1)))
     distance = radius / math.tan(math.radians(20)) / scene.fill
-    want = np.array([(width - 1) / 2 * (1 + scene.aim_offset[0]), (height - 1) / 2 * (1 + scene.aim_offset[1])])
+    margin = 0.95 * (1.0 - scene.fill) if scene.fill < 1.0 else 0.5
+    want = np.array([(width - 1) / 2 * (1 + margin * scene.aim_offset[0]),
+                     (height - 1) / 2 * (1 + margin * scene.aim_offset[1])])
     camera = None
     for _ in range(5):
         camera = Camera.looking_at(target, elevation_deg=scene.elevation_deg, azimuth_deg=scene.azimuth_deg,
@@ -92,9 +95,20 @@ def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Cam
     return camera
 
 
+def _direction(elevation_deg: float, azimuth_deg: float) -> np.ndarray:
+    """Unit vector toward a light ``elevation_deg`` above the table, at compass ``azimuth_deg``."""
+    el, az = math.radians(elevation_deg), math.radians(azimuth_deg)
+    return np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+
+
+def _cast_shadows(canvas: "_Canvas", casters, meshes: list[list[Face]], z: float) -> None:
+    """Shadows of ``meshes`` on the plane ``Z = z`` from each ``(direction, strength, softness)`` light."""
+    for direction, strength, softness in casters:
+        canvas.cast_shadows([shadow_outline(m, direction, z) for m in meshes], softness, strength)
+
+
 def key_light(scene: Scene) -> Light:
-    el, az = math.radians(scene.light_elevation_deg), math.radians(scene.light_azimuth_deg)
-    direction = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+    direction = _direction(scene.light_elevation_deg, scene.light_azimuth_deg)
     tint = kelvin_to_bgr(scene.kelvin)
     key = scene.key * tint
     ambient = scene.ambient * (0.5 + 0.5 * tint)
@@ -139,7 +153,8 @@ class _Canvas:
         x0, y0, x1, y1 = box
         mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
         shift = np.array([self.origin[0] + x0, self.origin[1] + y0], float)
-        polys = [np.round(self.camera.project_ideal(o, tuple(shift)) * 16).astype(np.int32) for o in outlines]
+        polys = [np.round(np.clip(self.camera.project_ideal(o, tuple(shift)), -FAR_PX, FAR_PX) * 16).astype(np.int32)
+                 for o in outlines]
         for poly in polys:  # one by one: a single call would cut holes where shadows overlap
             cv2.fillPoly(mask, [poly], 255, cv2.LINE_AA, shift=4)
         region = self.pixels[y0:y1, x0:x1]
@@ -170,12 +185,17 @@ def piece_base(piece, tile_terrain: str | None, pose: TilePose | None, spacing: 
     return pose.rim_point(angle, reach * radius, top_z)
 
 
-def _albedo(piece, colours: Mapping[str, tuple[int, int, int]] | None, paints: dict, rng) -> np.ndarray:
+def _albedo(piece, colours: Mapping[str, tuple[int, int, int]] | None, paints: dict, vary: bool,
+            rng: np.random.Generator) -> np.ndarray:
+    """A piece's paint: one batch per player per photo; each rune stone its own stone."""
     if piece.player is None:
-        return paint_albedo(STONE_RGB, rng)
+        return paint_albedo(STONE_RGB, rng, vary)
     if piece.player not in paints:
-        rgb = (colours or {}).get(piece.player) or PAINTS.get(piece.player, (128, 128, 128))
-        paints[piece.player] = paint_albedo(rgb, rng)
+        rgb = (colours or {}).get(piece.player) or PAINTS.get(piece.player)
+        if rgb is None:
+            raise ValueError(f"no paint for player colour {piece.player!r}: give its RGB in colours= "
+                             f"or use one of {', '.join(PAINTS)}")
+        paints[piece.player] = paint_albedo(rgb, rng, vary)
     return paints[piece.player]
 
 
@@ -187,7 +207,8 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     s, top = scene.tile_radius_mm, scene.tile_thickness_mm
     spacing = s + scene.gap_mm / SQRT3
     corners = {h: p.corners(s, top) for h, p in poses.items()}
-    anchor = np.concatenate(list(corners.values())) if corners else np.zeros((1, 3))
+    # What the camera frames: the tiles' corners (an empty table: a board-sized patch of it).
+    anchor = np.concatenate(list(corners.values())) if corners else TilePose(np.zeros(2), 0.0).corners(4 * s, 0.0)
     camera = aim_camera(anchor, scene, width, height)
     canvas = _Canvas(camera)
     light = key_light(scene)
@@ -202,7 +223,7 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
         pose = poses.get(piece.hex)
         base = piece_base(piece, tile.terrain if tile else None, pose, spacing, s, top, rng)
         faces = piece_faces(piece.kind, board.edition, base, float(rng.uniform(0, 360)),
-                            _albedo(piece, colours, paints, rng), scene.settler_shape)
+                            _albedo(piece, colours, paints, scene.paint_variation, rng), scene.settler_shape)
         piece_meshes.append(faces)
         piece_truth.append((base, base + np.array([0, 0, PIECE_HEIGHT_MM[piece.kind]]), faces))
     board_radius = float(np.max(np.linalg.norm(anchor[:, :2] - anchor[:, :2].mean(0), axis=1))) + s
@@ -217,11 +238,13 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     glare = _glare_map(canvas, table_xy, light, scene, lamp)
     table += glare[..., None] * (0.5 if scene.table == "laminate" else 0.1)
     canvas.pixels = np.clip(table * 255, 0, 255).astype(np.uint8)
-    on_table = [shadow_outline([Face(c, np.zeros(3), np.zeros(3))], light.direction, 0.0) for c in corners.values()]
-    on_table += [shadow_outline(m, light.direction, 0.0) for m in clutter]
-    on_table += [shadow_outline(m, light.direction, 0.0) for m, t in zip(piece_meshes, piece_truth)
-                 if t[0][2] < top / 2]
-    canvas.cast_shadows(on_table, scene.shadow_softness_px, shadow_strength * 0.85)
+    casters = [(light.direction, shadow_strength * 0.85, scene.shadow_softness_px)]
+    if scene.fill_light > 0:  # a second lamp: a second, weaker and softer set of shadows
+        casters.append((_direction(scene.fill_elevation_deg, scene.fill_azimuth_deg), np.full(3, scene.fill_light),
+                        2 * scene.shadow_softness_px + 2))
+    tile_blocks = [[Face(c, np.zeros(3), np.zeros(3))] for c in corners.values()]
+    on_table = [m for m, t in zip(piece_meshes, piece_truth) if t[0][2] < top / 2]
+    _cast_shadows(canvas, casters, tile_blocks + clutter + on_table, 0.0)
 
     # Side walls, then the printed tops over them.
     walls = []
@@ -238,15 +261,18 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
         _draw_tops(canvas, board, poses, style, scene, light, glare, flat_gain, rng)
 
     # Pieces' shadows on the tops, then the pieces and clutter themselves.
-    on_tops = [shadow_outline(m, light.direction, top) for m, t in zip(piece_meshes, piece_truth) if t[0][2] >= top / 2]
-    canvas.cast_shadows(on_tops, scene.shadow_softness_px, shadow_strength * 0.85)
+    _cast_shadows(canvas, casters, [m for m, t in zip(piece_meshes, piece_truth) if t[0][2] >= top / 2], top)
     board_px = canvas.project(anchor)
     px_per_mm = float(np.median(np.linalg.norm(board_px[0::6] - board_px[3::6], axis=1))) / (2 * s)
     # Contact shadows: the ambient light a piece blocks right around its foot, whatever the lamp does.
     feet = [_footprint(m, t[0][2]) for m, t in zip(piece_meshes + clutter, piece_truth + [(np.zeros(3),)] * len(clutter))]
     canvas.cast_shadows(feet, max(1.0, 1.2 * px_per_mm), np.full(3, 0.3))
-    draw_faces(canvas.pixels, [f for m in piece_meshes + clutter for f in m], camera, canvas.origin, light)
-    hand_mask = draw_arms(canvas.pixels, scene.hands, board_px, px_per_mm, light.direction, rng)
+    draw_faces(canvas.pixels, [f for m in piece_meshes + clutter for f in m], camera, canvas.origin, light,
+               edge_gain=scene.edge_gain)
+    centre = np.append(anchor[:, :2].mean(0), top)
+    away = centre - np.append(light.direction[:2] / max(light.direction[2], 0.3), 0.0)  # the shadow of 1 mm up
+    hand_mask = draw_arms(canvas.pixels, scene.hands, board_px, px_per_mm,
+                          canvas.project(away) - canvas.project(centre), rng)
     if scene.dof > 0:
         forward = camera.rotation[2]
         depth = (table_xy[..., 0] - camera.position[0]) * forward[0] + (
@@ -258,7 +284,8 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     photo = cv2.remap(canvas.pixels, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     photo = sensor(photo, rng, exposure=scene.exposure, white_balance=scene.white_balance, vignette=scene.vignette,
                    gradient=scene.gradient, gradient_angle_deg=scene.gradient_angle_deg,
-                   blur_sigma=scene.blur_sigma, motion_px=scene.motion_px, noise_sigma=scene.noise_sigma,
+                   blur_sigma=scene.blur_sigma, motion_px=scene.motion_px, chromatic_px=scene.chromatic_px,
+                   tone=scene.tone, sharpen=scene.sharpen, noise_sigma=scene.noise_sigma,
                    jpeg_quality=scene.jpeg_quality)
     truth = _truth(board, scene, style, camera, canvas, poses, piece_truth, hand_mask, light, width, height)
     truth["lights"]["glare_lamp_mm"] = _rounded(lamp)
@@ -309,6 +336,7 @@ def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style:
     radius_px = s / mm_per_px
     for h, pose in poses.items():
         art, mask = paint_tile(board.tiles[h].terrain, style, radius_px, rng)
+        art *= np.float32(rng.normal(1.0, 0.025))  # no tile lies quite flat: each catches the light its own way
         size = art.shape[0]
         cx, cy = (pose.centre[0] - lo[0]) / mm_per_px, (hi[1] - pose.centre[1]) / mm_per_px
         m = cv2.getRotationMatrix2D(((size - 1) / 2, (size - 1) / 2), pose.turn_deg, 1.0)
@@ -333,21 +361,24 @@ def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style:
     canvas.pixels[y0:y1, x0:x1] = np.clip(region * (1 - a) + lit * 255, 0, 255).astype(np.uint8)
 
 
-def _visible_fraction(camera: Camera, canvas: _Canvas, pose: TilePose, radius: float, z: float,
-                      hand_mask: np.ndarray) -> float:
-    """Share of sample points of the top face inside the frame and not under a hand."""
+def _face_samples(pose: TilePose, radius: float, z: float) -> np.ndarray:
+    """37 points spread over a tile's top face: its centre and three rings of twelve."""
     pts = [pose.rim_point(0, 0, z)]
     for ring in (0.35, 0.65, 0.9):
         pts += [pose.rim_point(a, ring * radius * SQRT3 / 2 / math.cos(math.radians((a % 60) - 30)), z)
                 for a in range(0, 360, 30)]
-    pts = np.array(pts)
-    photo = camera.project(pts)
+    return np.array(pts)
+
+
+def _visible_fraction(camera: Camera, canvas: _Canvas, points: np.ndarray, hand_mask: np.ndarray) -> float:
+    """Share of world ``points`` inside the frame and not under a hand."""
+    photo = camera.project(points)
     inside = (photo[:, 0] >= -0.5) & (photo[:, 0] <= camera.width - 0.5) & (photo[:, 1] >= -0.5) & (
         photo[:, 1] <= camera.height - 0.5)
-    ideal = np.round(canvas.project(pts)).astype(int)
+    ideal = np.round(canvas.project(points)).astype(int)
     hh, ww = hand_mask.shape
     ok = (ideal[:, 0] >= 0) & (ideal[:, 0] < ww) & (ideal[:, 1] >= 0) & (ideal[:, 1] < hh)
-    covered = np.zeros(len(pts), bool)
+    covered = np.zeros(len(points), bool)
     covered[ok] = hand_mask[ideal[ok, 1], ideal[ok, 0]] > 0.5
     return float(np.mean(inside & ~covered))
 
@@ -365,7 +396,7 @@ def _truth(board: Board, scene: Scene, style: TileStyle, camera: Camera, canvas:
         pose = poses[Hex(tile["q"], tile["r"])]
         tile["center_px"] = _rounded(camera.project(pose.rim_point(0, 0, top)))
         tile["corners_px"] = _rounded(camera.project(pose.corners(s, top)))
-        tile["visible"] = round(_visible_fraction(camera, canvas, pose, s, top, hand_mask), 3)
+        tile["visible"] = round(_visible_fraction(camera, canvas, _face_samples(pose, s, top), hand_mask), 3)
         tile["rotation_deg"] = round(pose.turn_deg, 3)
     for piece, (base, crown, faces) in zip(doc["pieces"], piece_truth):
         vertices = camera.project(np.concatenate([f.points for f in faces]))
@@ -374,6 +405,9 @@ def _truth(board: Board, scene: Scene, style: TileStyle, camera: Camera, canvas:
         piece["base_px"] = _rounded(camera.project(base))
         piece["center_px"] = _rounded(camera.project(crown))
         piece["bbox_px"] = _rounded(np.concatenate([lo, hi]))
+        corners = np.concatenate([f.points for f in faces])
+        piece["visible"] = round(_visible_fraction(camera, canvas, np.concatenate([corners, [base, crown]]),
+                                                   hand_mask), 3)
     doc["image"] = {"file": None, "width": width, "height": height}
     doc["style"] = scene.style
     doc["camera"] = {"elevation_deg": scene.elevation_deg, "azimuth_deg": scene.azimuth_deg,

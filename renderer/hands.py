@@ -57,34 +57,56 @@ def arm_shapes(board_px: np.ndarray, px_per_mm: float, canvas_size: tuple[int, i
     return sleeve, skin
 
 
-def _fill_each(mask: np.ndarray, polygons) -> None:
-    """Fill polygons one by one (one ``fillPoly`` call would cut holes where they overlap)."""
+def _fill_each(mask: np.ndarray, polygons, origin: np.ndarray) -> None:
+    """Fill polygons (shifted by ``-origin``) one by one: one ``fillPoly`` call would cut holes where they overlap."""
     for p in polygons:
-        cv2.fillPoly(mask, [np.round(p * 8).astype(np.int32)], 1.0, cv2.LINE_AA, shift=3)
+        cv2.fillPoly(mask, [np.round((p - origin) * 8).astype(np.int32)], 1.0, cv2.LINE_AA, shift=3)
 
 
-def draw_arms(pixels: np.ndarray, count: int, board_px: np.ndarray, px_per_mm: float, light_dir: np.ndarray,
+def _box(polygons, margin: float, w: int, h: int) -> tuple[int, int, int, int] | None:
+    pts = np.concatenate(polygons)
+    x0, y0 = np.maximum(np.floor(pts.min(0) - margin), 0).astype(int)
+    x1, y1 = np.minimum(np.ceil(pts.max(0) + margin), [w, h]).astype(int)
+    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
+
+
+def draw_arms(pixels: np.ndarray, count: int, board_px: np.ndarray, px_per_mm: float, shadow_px: np.ndarray,
               rng: np.random.Generator) -> np.ndarray:
-    """Paint ``count`` arms on the 8-bit canvas ``pixels`` (in place); return their ``[0, 1]`` mask."""
+    """Paint ``count`` arms on the 8-bit canvas ``pixels`` (in place); return their ``[0, 1]`` mask.
+
+    ``shadow_px`` is how far, in canvas pixels, the shadow of something 1 mm above
+    the board is displaced (away from the light).
+    """
     h, w = pixels.shape[:2]
     covered = np.zeros((h, w), np.float32)
     for _ in range(count):
         sleeve, skin = arm_shapes(board_px, px_per_mm, (w, h), rng)
         tone = np.array(SKIN_BGR[rng.integers(len(SKIN_BGR))], np.float32) * rng.uniform(0.85, 1.1)
         cloth = rng.uniform(20, 230, 3).astype(np.float32)
-        # The arm floats above the table: its shadow is offset away from the light and soft.
-        offset = -np.array([light_dir[0], -light_dir[1]]) * rng.uniform(60, 150) * px_per_mm / max(light_dir[2], 0.3)
-        shadow = np.zeros((h, w), np.float32)
-        _fill_each(shadow, [p + offset for p in sleeve + skin])
-        shadow = cv2.GaussianBlur(shadow, (0, 0), 15)
-        pixels[:] = np.clip(pixels * (1 - 0.45 * shadow[..., None]), 0, 255).astype(np.uint8)
+        # The arm floats 60-150 mm above the table: its shadow is displaced away from the light, and soft.
+        offset = shadow_px * rng.uniform(60, 150)
+        shadow_polygons = [p + offset for p in sleeve + skin]
+        box = _box(shadow_polygons, 45, w, h)
+        if box is not None:
+            x0, y0, x1, y1 = box
+            shadow = np.zeros((y1 - y0, x1 - x0), np.float32)
+            _fill_each(shadow, shadow_polygons, np.array([x0, y0]))
+            shadow = cv2.GaussianBlur(shadow, (0, 0), 15)
+            region = pixels[y0:y1, x0:x1]
+            pixels[y0:y1, x0:x1] = np.clip(region * (1 - 0.45 * shadow[..., None]), 0, 255).astype(np.uint8)
         for polygons, colour in ((skin, tone), (sleeve, cloth)):
-            mask = np.zeros((h, w), np.float32)
-            _fill_each(mask, polygons)
+            box = _box(polygons, 2, w, h)
+            if box is None:
+                continue
+            x0, y0, x1, y1 = box
+            mask = np.zeros((y1 - y0, x1 - x0), np.float32)
+            _fill_each(mask, polygons, np.array([x0, y0]))
             # Round shading: brighter along the middle of each limb, darker at its silhouette.
             depth = cv2.distanceTransform((mask > 0.5).astype(np.uint8), cv2.DIST_L2, 5)
             depth = np.sqrt(np.clip(depth / max(float(depth.max()), 1.0) * 2.0, 0, 1))
             shaded = colour[None, None, :] * (0.55 + 0.5 * depth)[..., None]
-            pixels[:] = np.clip(pixels * (1 - mask[..., None]) + shaded * mask[..., None], 0, 255).astype(np.uint8)
-            covered = np.maximum(covered, mask)
+            region = pixels[y0:y1, x0:x1]
+            pixels[y0:y1, x0:x1] = np.clip(region * (1 - mask[..., None]) + shaded * mask[..., None], 0,
+                                           255).astype(np.uint8)
+            covered[y0:y1, x0:x1] = np.maximum(covered[y0:y1, x0:x1], mask)
     return covered

@@ -81,8 +81,13 @@ def shade(face: Face, light: Light, view_dir: np.ndarray) -> np.ndarray:
     return colour
 
 
-def draw_faces(canvas: np.ndarray, faces: list[Face], camera: Camera, origin, light: Light) -> None:
-    """Paint the visible faces on an 8-bit BGR ``canvas`` (ideal image, offset ``origin``), far first."""
+def draw_faces(canvas: np.ndarray, faces: list[Face], camera: Camera, origin, light: Light,
+               edge_gain: float = 0.0) -> None:
+    """Paint the visible faces on an 8-bit BGR ``canvas`` (ideal image, offset ``origin``), far first.
+
+    ``edge_gain`` brightens a thin line along each face's outline: the rounded,
+    light-catching edges of sanded wooden pieces.
+    """
     if not faces:
         return
     centroids = np.array([f.points.mean(axis=0) for f in faces])
@@ -96,8 +101,11 @@ def draw_faces(canvas: np.ndarray, faces: list[Face], camera: Camera, origin, li
         view = to_camera[k] / np.linalg.norm(to_camera[k])
         colour = np.clip(shade(face, light, view), 0, 1) * 255
         pts = np.clip(camera.project_ideal(face.points, origin), -FAR_PX, FAR_PX)
-        cv2.fillPoly(canvas, [np.round(pts * 16).astype(np.int32)], tuple(float(c) for c in colour),
-                     cv2.LINE_AA, shift=4)
+        poly = np.round(pts * 16).astype(np.int32)
+        cv2.fillPoly(canvas, [poly], tuple(float(c) for c in colour), cv2.LINE_AA, shift=4)
+        if edge_gain > 0:
+            edge = tuple(float(c) for c in np.clip(colour * (1 + edge_gain) + 12 * edge_gain, 0, 255))
+            cv2.polylines(canvas, [poly], True, edge, 1, cv2.LINE_AA, shift=4)
 
 
 def shadow_outline(faces: list[Face], light_dir: np.ndarray, z: float) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""What the phone does to the light: fall-off, vignetting, white balance, blur, noise and JPEG."""
+"""What the phone does to the light: fall-off, vignetting, colour fringes, tone curve, blur, sharpening, noise, JPEG."""
 
 from __future__ import annotations
 
@@ -45,17 +45,41 @@ def motion_kernel(length: float, angle_deg: float) -> np.ndarray:
     return kernel / kernel.sum()
 
 
+def chromatic_aberration(image: np.ndarray, shift_px: float) -> np.ndarray:
+    """Lateral colour fringes: red magnified and blue shrunk about the centre, ``shift_px`` at the corners."""
+    h, w = image.shape[:2]
+    corner = math.hypot(w / 2, h / 2)
+    out = image.copy()
+    for channel, sign in ((2, 1.0), (0, -1.0)):
+        m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), 0.0, 1.0 + sign * shift_px / corner)
+        out[..., channel] = cv2.warpAffine(image[..., channel], m, (w, h), flags=cv2.INTER_LINEAR,
+                                           borderMode=cv2.BORDER_REFLECT)
+    return out
+
+
+def tone_curve(image: np.ndarray, strength: float) -> np.ndarray:
+    """A phone's highlight roll-off: ``1 − exp(−a·x)`` normalised so that 255 stays 255 (``a = 3·strength``)."""
+    a = 3.0 * strength
+    if a < 1e-3:
+        return image
+    return 255.0 * (1.0 - np.exp(-a * image / 255.0)) / (1.0 - math.exp(-a))
+
+
 def sensor(image: np.ndarray, rng: np.random.Generator, *, exposure: float, white_balance, vignette: float,
-           gradient: float, gradient_angle_deg: float, blur_sigma: float, motion_px: float, noise_sigma: float,
-           jpeg_quality: int) -> np.ndarray:
+           gradient: float, gradient_angle_deg: float, blur_sigma: float, motion_px: float, chromatic_px: float,
+           tone: float, sharpen: float, noise_sigma: float, jpeg_quality: int) -> np.ndarray:
     """The 8-bit photo a phone would store of the scene ``image`` (8-bit BGR, already lens-distorted)."""
+    if chromatic_px > 0.05:
+        image = chromatic_aberration(image, chromatic_px)
     gain = light_falloff(image.shape[:2], gradient, gradient_angle_deg, vignette)
     gain = gain * (exposure * np.asarray(white_balance, np.float32))[None, None, :]
-    out = image.astype(np.float32) * gain
+    out = tone_curve(image.astype(np.float32) * gain, tone)
     if blur_sigma > 0.05:
         out = cv2.GaussianBlur(out, (0, 0), blur_sigma)
     if motion_px >= 1.5:
         out = cv2.filter2D(out, -1, motion_kernel(motion_px, float(rng.uniform(0, 180))))
+    if sharpen > 0.01:  # unsharp masking, as phone pipelines do, with its halos
+        out = out * (1 + sharpen) - cv2.GaussianBlur(out, (0, 0), 1.5) * sharpen
     if noise_sigma > 0:
         # Shot noise grows with brightness; read noise does not.
         scale = noise_sigma * np.sqrt(0.3 + out / 255.0)

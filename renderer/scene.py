@@ -41,7 +41,7 @@ class Scene:
     k1: float = -0.05
     k2: float = 0.0
     fill: float = 0.7
-    aim_offset: tuple[float, float] = (0.0, 0.0)  # board centre off the photo centre, in half-frame fractions
+    aim_offset: tuple[float, float] = (0.0, 0.0)  # where the board sits in the margin left free: −1..1 per axis
     # the light
     light_elevation_deg: float = 55.0
     light_azimuth_deg: float = 120.0
@@ -49,6 +49,9 @@ class Scene:
     key: float = 0.7
     ambient: float = 0.45
     shadow_softness_px: float = 1.5
+    fill_light: float = 0.0        # share of the light a second lamp gives (its shadows are this dark)
+    fill_elevation_deg: float = 45.0
+    fill_azimuth_deg: float = 300.0
     gradient: float = 0.2          # strength of the light fall-off across the photo
     gradient_angle_deg: float = 0.0
     glare: float = 0.3             # strength of specular glare on glossy print
@@ -60,6 +63,7 @@ class Scene:
     hands: int = 0
     settler_shape: str = "disc"
     paint_variation: bool = True
+    edge_gain: float = 0.2         # how much the pieces' rounded edges catch the light
     # the sensor
     exposure: float = 1.0
     white_balance: tuple[float, float, float] = (1.0, 1.0, 1.0)  # BGR gains of a wrong white balance
@@ -67,6 +71,9 @@ class Scene:
     blur_sigma: float = 0.6
     motion_px: float = 0.0         # length of a shaky hand's smear
     dof: float = 0.0               # depth-of-field blur (0 = everything sharp)
+    chromatic_px: float = 0.0      # lateral chromatic aberration at the corners
+    tone: float = 0.0              # highlight roll-off of the phone's tone curve (0 = linear, clipped)
+    sharpen: float = 0.0           # unsharp-mask amount of the phone's processing
     noise_sigma: float = 2.0
     jpeg_quality: int = 88
 
@@ -111,13 +118,16 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         k1=float(rng.uniform(-0.15, 0.02)),
         k2=float(rng.uniform(-0.02, 0.03)),
         fill=fill,
-        aim_offset=tuple(float(v) for v in rng.uniform(-1, 1, 2) * (0.9 * (1 - fill) if fill < 1 else 0.5)),
+        aim_offset=tuple(float(v) for v in rng.uniform(-1, 1, 2)),
         light_elevation_deg=float(rng.uniform(25, 85)),
         light_azimuth_deg=float(rng.uniform(0, 360)),
         kelvin=float(rng.uniform(2700, 3800) if warm else rng.uniform(4500, 7000)),
         key=float(rng.uniform(0.2, 0.9)),
         ambient=float(rng.uniform(0.25, 0.6)),
         shadow_softness_px=float(rng.choice([0.7, rng.uniform(1, 6)])),
+        fill_light=float(rng.uniform(0.08, 0.3) if rng.random() < 0.5 else 0.0),
+        fill_elevation_deg=float(rng.uniform(30, 70)),
+        fill_azimuth_deg=float(rng.uniform(0, 360)),
         gradient=float(rng.uniform(0, 0.45)),
         gradient_angle_deg=float(rng.uniform(0, 360)),
         glare=float(rng.uniform(0.2, 1.5) if rng.random() < 0.5 else 0.0),
@@ -126,6 +136,7 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         table_rgb=table_rgb,
         clutter=tuple(str(c) for c in rng.choice(CLUTTER, size=rng.integers(0, 4), replace=False)),
         hands=int(rng.choice([0, 0, 0, 1, 1, 2])),
+        edge_gain=float(rng.uniform(0.0, 0.4)),
         settler_shape=str(rng.choice(["disc", "block"])) if edition == "classic" else "meeple",
         exposure=float(np.exp(rng.normal(0, 0.15))),
         white_balance=tuple(float(v) for v in np.exp(rng.normal(0, 0.05, 3))),
@@ -133,6 +144,9 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         blur_sigma=float(rng.uniform(0, 1.3)),
         motion_px=float(rng.uniform(1.5, 6.0) if rng.random() < 0.15 else 0.0),
         dof=float(rng.uniform(0.1, 1.0) if rng.random() < 0.35 else 0.0),
+        chromatic_px=float(rng.uniform(0, 1.5)),
+        tone=float(rng.uniform(0, 1)),
+        sharpen=float(rng.uniform(0, 0.8) if rng.random() < 0.6 else 0.0),
         noise_sigma=float(rng.uniform(0.5, 5.0)),
         jpeg_quality=int(rng.integers(60, 96)),
     )

@@ -78,9 +78,11 @@ def sample_style(name: str, rng: np.random.Generator) -> TileStyle:
     sea_h = rng.uniform(185, 225) - (15 if warm else 0)
     plain_h = rng.uniform(55, 120) - (15 if warm else 0)
     rock_h = rng.choice([rng.uniform(20, 45), rng.uniform(200, 260)])
-    rock_s = rng.uniform(0.05, 0.3) * (1.3 if name == "saturated" else 1.0)
+    sea_s = sat()
+    # Rock stays greyer than the sea, so muted palettes keep sea and mountain apart.
+    rock_s = min(rng.uniform(0.05, 0.3) * (1.3 if name == "saturated" else 1.0), 0.5 * sea_s)
     palette = {
-        "S": (_hsv(sea_h, sat(), val()), _hsv(sea_h - 15, sat() * 0.7, min(1, val() * 1.15)),
+        "S": (_hsv(sea_h, sea_s, val()), _hsv(sea_h - 15, sat() * 0.7, min(1, val() * 1.15)),
               _hsv(sea_h + 10, sat(), val() * 0.75)),
         "M": (_hsv(rock_h, rock_s, val() * 0.9), _hsv(rock_h, rock_s * 0.8, min(1, val() * 1.2)),
               _hsv(rock_h, rock_s, val() * 0.55)),

@@ -14,15 +14,16 @@ turned and shifted on a real table).
 from __future__ import annotations
 
 import argparse
+import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
 from fjords.geometry import Hex
 from scanner.lattice_assign import MATCH_TOLERANCE, Assignment, assign_lattice
-from scanner.lattice_model import UNIT_CORNERS, LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
+from scanner.lattice_model import LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
 from scanner.lattice_refine import edge_response, rectify, refine_poses
 from scanner.locate import BoardRegion, NoBoardFound
 
@@ -30,6 +31,8 @@ from scanner.locate import BoardRegion, NoBoardFound
 PRESENCE_THRESHOLD = 0.5
 #: Share of the circumradius sampled when judging presence (keeps clear of the gaps).
 PRESENCE_SHRINK = 0.75
+#: Fewest map pixels of a cell's shrunk hexagon (inside the frame) to judge it on.
+MIN_CELL_PIXELS = 4
 #: A previous frame's fit is reused when this share of its tiles is found again.
 TRACKING_SHARE = 0.7
 
@@ -108,8 +111,7 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     cells = _present_cells(model, board_region, assignment)
     timings["cells"] = time.perf_counter() - start - timings["assign"]
     if cells:
-        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
-        model, cells = _refine(grey, model, cells)
+        model, cells = _refine(image_bgr, model, cells)
     timings["refine"] = time.perf_counter() - start - timings["assign"] - timings["cells"]
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
     return LatticeFit(cells, model, radius, timings)
@@ -131,78 +133,63 @@ def _track(previous: LatticeFit, points: np.ndarray, weights: np.ndarray,
 
 
 def _present_cells(model: LatticeModel, region: BoardRegion, assignment: Assignment) -> dict[Hex, CellGeometry]:
-    """Judge every cell within one ring of the found tiles from the tile-top probability."""
-    found = assignment.axial[assignment.inlier]
-    qs = np.arange(found[:, 0].min() - 2, found[:, 0].max() + 3)
-    rs = np.arange(found[:, 1].min() - 2, found[:, 1].max() + 3)
-    grid = np.stack(np.meshgrid(qs, rs, indexing="ij"), axis=-1).reshape(-1, 2)
-    corners_board = hex_corners(grid)
-    centres_board = hex_centres(grid)
-    corners_px = model.board_to_image(corners_board)
-    centres_px = model.board_to_image(centres_board)
-    inner_px = model.board_to_image(centres_board[:, None] + PRESENCE_SHRINK * (corners_board - centres_board[:, None]))
+    """Judge every cell near the found tiles by the mean tile-top probability inside its (shrunk) hexagon."""
     prob = region.tile_probability
     map_h, map_w = prob.shape
+    ys, xs = np.mgrid[0:map_h, 0:map_w]
+    board = model.image_to_board(region.to_photo(np.stack([xs.ravel(), ys.ravel()], axis=-1)))
+    axial = nearest_hex(board)
+    inner = _hex_norm(board - hex_centres(axial)) <= PRESENCE_SHRINK
+    found = assignment.axial[assignment.inlier]
+    low, high = found.min(axis=0) - 2, found.max(axis=0) + 2
+    inner &= np.all((axial >= low) & (axial <= high), axis=1)
+    # One integer key per cell makes the grouping a fast 1-D unique.
+    keys = (axial[inner, 0] - low[0]) * (high[1] - low[1] + 1) + (axial[inner, 1] - low[1])
+    cell_keys, index = np.unique(keys, return_inverse=True)
+    cells_axial = np.stack([cell_keys // (high[1] - low[1] + 1) + low[0], cell_keys % (high[1] - low[1] + 1) + low[1]], 1)
+    counts = np.bincount(index.ravel(), minlength=len(cells_axial))
+    scores = np.bincount(index.ravel(), weights=prob.ravel()[inner], minlength=len(cells_axial)) / np.maximum(counts, 1)
     width, height = region.image_size
     cells: dict[Hex, CellGeometry] = {}
-    for (q, r), corners, centre, inner in zip(grid, corners_px, centres_px, inner_px):
-        poly = region.to_map(inner)
-        x0, y0 = np.floor(poly.min(axis=0)).astype(int)
-        x1, y1 = np.ceil(poly.max(axis=0)).astype(int) + 1
-        if x1 <= 0 or y1 <= 0 or x0 >= map_w or y0 >= map_h:
-            continue
-        inside_frame = _share_inside(corners, width, height)
-        if inside_frame <= 0.0:
-            continue
-        cx0, cy0 = max(x0, 0), max(y0, 0)
-        cx1, cy1 = min(x1, map_w), min(y1, map_h)
-        mask = np.zeros((cy1 - cy0, cx1 - cx0), np.uint8)
-        cv2.fillConvexPoly(mask, np.round((poly - [cx0, cy0]) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
-        if not mask.any():
-            continue
-        values = prob[cy0:cy1, cx0:cx1][mask > 0]
-        # Judge on the part inside the frame; a half-cut tile is still a tile.
-        score = float(values.mean())
-        if score < PRESENCE_THRESHOLD:
+    for (q, r), score, count in zip(cells_axial, scores, counts):
+        # Judge on the part inside the frame: a tile cut by the frame is still a tile.
+        if score < PRESENCE_THRESHOLD or count < MIN_CELL_PIXELS:
             continue
         h = Hex(int(q), int(r))
-        cells[h] = CellGeometry(h, (float(centre[0]), float(centre[1])), corners, inside_frame * min(1.0, score / 0.9),
+        corners = model.board_to_image(hex_corners([h])[0])
+        centre = model.board_to_image(hex_centres([h]))[0]
+        visible = _share_inside(corners, width, height) * min(1.0, score / 0.9)
+        cells[h] = CellGeometry(h, (float(centre[0]), float(centre[1])), corners, visible,
                                 float(np.clip(2.0 * (score - 0.5), 0.0, 1.0)))
     return cells
 
 
-def _refine(grey: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
+def _hex_norm(offset: np.ndarray) -> np.ndarray:
+    """Hexagonal norm of board-plane offsets: 1 on the rim of a tile of circumradius 1."""
+    normals = np.array([[1.0, 0.0], [0.5, math.sqrt(3.0) / 2.0], [-0.5, math.sqrt(3.0) / 2.0]])
+    return np.max(np.abs(offset @ normals.T), axis=1) / (math.sqrt(3.0) / 2.0)
+
+
+def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
             ) -> tuple[LatticeModel, dict[Hex, CellGeometry]]:
-    """Fit every tile's own pose to its edges; refit the lattice to the well-seen tiles, then once more."""
+    """Fit every tile's own pose to its edges; refit the lattice through the well-seen tiles."""
     hexes = list(cells)
     centres = hex_centres(hexes)
-    low, high = centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3
-    size = (grey.shape[1], grey.shape[0])
-    for rounds in range(2):
-        rectified, origin = rectify(grey, model, low, high)
-        gx, gy = edge_response(rectified)
-        shift, turn, support = refine_poses(gx, gy, origin, centres)
-        corners_board = _posed_corners(centres, shift, turn)
-        good = support >= 0.5
-        if rounds == 1 or good.sum() < 8:
-            break
-        lattice_corners = hex_corners(hexes)[good].reshape(-1, 2)
-        model = fit_model(lattice_corners, model.board_to_image(corners_board[good].reshape(-1, 2)), size,
-                          initial=model, fit_distortion=good.sum() >= 12, loss_scale_px=model.scale_px(centres.mean(0)) * 0.05)
-    corners_px = model.board_to_image(corners_board)
+    rectified, inside, origin = rectify(image, model, centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3)
+    poses = refine_poses(edge_response(rectified, inside), origin, centres)
+    corners_px = model.board_to_image(poses.corners(centres))
     refined = {}
-    for h, corners, s in zip(hexes, corners_px, support):
-        cell = cells[h]
+    for h, corners in zip(hexes, corners_px):
         centre = corners.mean(axis=0)
-        refined[h] = CellGeometry(h, (float(centre[0]), float(centre[1])), corners, cell.visible,
-                                  cell.confidence)
+        refined[h] = replace(cells[h], center_px=(float(centre[0]), float(centre[1])), corners_px=corners)
+    good = poses.support >= 0.5
+    if good.sum() >= 8:
+        # The lattice should run through the tiles' own centres: refit it to the shifted cells.
+        lattice = hex_corners(hexes)[good]
+        shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
+        model = fit_model(lattice.reshape(-1, 2), shifted, (image.shape[1], image.shape[0]), initial=model,
+                          fit_distortion=good.sum() >= 12, loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0)))
     return model, refined
-
-
-def _posed_corners(centres: np.ndarray, shift: np.ndarray, turn: np.ndarray) -> np.ndarray:
-    cos, sin = np.cos(turn), np.sin(turn)
-    rot = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
-    return np.einsum("nij,kj->nki", rot, UNIT_CORNERS) + (centres + shift)[:, None, :]
 
 
 def _share_inside(corners: np.ndarray, width: int, height: int) -> float:

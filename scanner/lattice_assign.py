@@ -33,7 +33,10 @@ MATCH_TOLERANCE = 0.42
 GROWTH_RADII = (2.1, 3.8, 5.6, 8.0, 12.0, 1e9)
 #: Angle range (degrees) between two neighbour vectors taken as adjacent lattice directions.
 ADJACENT_ANGLES = (30.0, 100.0)
-MAX_SEEDS = 12
+MAX_SEEDS = 8
+#: Candidates up to this multiple of the nearest one's distance count as neighbours of a seed
+#: (a view from 40° shortens one lattice direction to about 0.64 of the others; the second ring is at √3).
+NEIGHBOUR_RATIO = 1.6
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ def _seed_hypotheses(points: np.ndarray, tree: cKDTree, seed: int) -> list[np.nd
     if len(dist) < 2:
         return []
     nearest = dist[0]
-    near = [i for d, i in zip(dist, idx) if d < 1.45 * nearest]
+    near = [i for d, i in zip(dist, idx) if d < NEIGHBOUR_RATIO * nearest]
     vectors = [points[i] - points[seed] for i in near]
     hypotheses = []
     v1 = vectors[0]
@@ -115,7 +118,7 @@ def _seed_hypotheses(points: np.ndarray, tree: cKDTree, seed: int) -> list[np.nd
         board = np.array([[0.0, 0.0], DIRECTION_STEPS[0], second])
         image = np.array([points[seed], points[seed] + v1, points[seed] + v2])
         hypotheses.append(affine_from(board, image))
-        if len(hypotheses) == 2:
+        if len(hypotheses) == 4:
             break
     return hypotheses
 
@@ -133,13 +136,14 @@ def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray
             inlier_new &= near
             if inlier_new.sum() < 3:
                 return None
-            model = _refit(model, hex_centres(axial[inlier_new]), points[inlier_new], image_size,
-                           fit_distortion and inlier_new.sum() >= 12)
+            model = _refit(model, hex_centres(axial[inlier_new]), points[inlier_new], image_size, False)
             if np.array_equal(inlier_new, inlier):
                 break
             inlier = inlier_new
         if radius > 1e8:
             break
+    if fit_distortion and inlier.sum() >= 12:
+        model = _refit(model, hex_centres(axial[inlier]), points[inlier], image_size, True)
     board = model.image_to_board(points)
     axial, residual, inlier = _match(board, weights)
     if inlier.sum() < 3 or model.is_mirrored(hex_centres(axial[inlier]).mean(axis=0)):

@@ -4,8 +4,9 @@ The photo is resampled onto the board plane through the lattice model, so
 every tile is a regular hexagon there whatever the camera. Along each of a
 tile's six edges, the strongest edge response across the edge (tile borders
 and the gaps between tiles) is found near where the current pose puts it; a
-small rigid motion (shift and turn) of the hexagon is then fitted to those
-points by least squares. Real tiles sit up to a few degrees turned and a
+small motion of the hexagon (shift, turn and growth) is then fitted to those
+points by robust least squares, with a weak prior that keeps a tile short of
+edges on its cell; the tiles' common size is the median growth. Real tiles sit up to a few degrees turned and a
 millimetre or so off the ideal lattice; this recovers that.
 """
 
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
-from scipy.ndimage import map_coordinates
 
 from scanner.lattice_model import UNIT_CORNERS, LatticeModel
 
@@ -32,14 +32,16 @@ MAX_TURN_DEG = 8.0
 #: Residual (rectified pixels) beyond which an edge sample counts less and less.
 OUTLIER_PX = 1.5
 #: Weight of the prior "the tile sits on its lattice cell", in median edge samples.
-PRIOR_STRENGTH = 2.0
+PRIOR_STRENGTH = 16.0
 
 
-def rectify(grey: np.ndarray, model: LatticeModel, board_min: np.ndarray, board_max: np.ndarray,
-            scale: float = RECTIFIED_SCALE) -> tuple[np.ndarray, np.ndarray]:
+def rectify(image: np.ndarray, model: LatticeModel, board_min: np.ndarray, board_max: np.ndarray,
+            scale: float = RECTIFIED_SCALE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top-down view of the board-plane box ``[board_min, board_max]``.
 
-    Returns the rectified float32 image and its origin (board point of pixel (0, 0)).
+    Returns the rectified float32 image (channels kept), the mask of its
+    pixels that come from inside the photo, and its origin (the board point of
+    pixel (0, 0)).
     """
     width = int(math.ceil((board_max[0] - board_min[0]) * scale)) + 1
     height = int(math.ceil((board_max[1] - board_min[1]) * scale)) + 1
@@ -48,23 +50,24 @@ def rectify(grey: np.ndarray, model: LatticeModel, board_min: np.ndarray, board_
     photo = model.board_to_image(board).astype(np.float32)
     # Shrinking the photo onto the rectified grid would alias: blur in proportion first.
     shrink = model.scale_px((board_min + board_max) / 2.0) / scale
-    source = cv2.GaussianBlur(grey, (0, 0), 0.5 * shrink) if shrink > 1.5 else grey
-    rectified = cv2.remap(source.astype(np.float32), photo[..., 0], photo[..., 1], cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_CONSTANT, borderValue=float("nan"))
-    return rectified, board_min.astype(np.float64)
+    source = image.astype(np.float32)
+    if shrink > 1.5:
+        source = cv2.GaussianBlur(source, (0, 0), 0.5 * shrink)
+    rectified = cv2.remap(source, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    h, w = image.shape[:2]
+    inside = (photo[..., 0] >= 0) & (photo[..., 0] <= w - 1) & (photo[..., 1] >= 0) & (photo[..., 1] <= h - 1)
+    return rectified.reshape(height, width, -1), inside, board_min.astype(np.float64)
 
 
-def edge_response(rectified: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Gradient ``(gx, gy)`` of the rectified view, lightly smoothed (NaN outside the photo → 0)."""
-    valid = np.isfinite(rectified)
-    image = np.where(valid, rectified, 0.0).astype(np.float32)
-    image = cv2.GaussianBlur(image, (0, 0), 0.8)
-    gx = cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=3) / 8.0
-    gy = cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=3) / 8.0
-    invalid = cv2.dilate((~valid).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
-    gx[invalid] = 0.0
-    gy[invalid] = 0.0
-    return gx, gy
+def edge_response(rectified: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Per-channel gradients ``(2, C, H, W)`` (x, then y) of the rectified view; zero near the photo's border."""
+    image = cv2.GaussianBlur(rectified, (0, 0), 0.8).reshape(rectified.shape)
+    gradients = [cv2.Sobel(image, cv2.CV_32F, dx, dy, ksize=3).reshape(rectified.shape) / 8.0
+                 for dx, dy in ((1, 0), (0, 1))]
+    stack = np.stack(gradients).transpose(0, 3, 1, 2)
+    outside = cv2.dilate((~inside).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    stack[:, :, outside] = 0.0
+    return stack
 
 
 @dataclass(frozen=True)
@@ -90,16 +93,18 @@ class TilePoses:
 
     def corners(self, centres: np.ndarray) -> np.ndarray:
         """Board-plane corners ``(N, 6, 2)`` of the posed tiles."""
-        return _rotations(self.turn) @ (self.size * UNIT_CORNERS.T) + (centres + self.shift)[:, :, None]
+        turned = np.einsum("nij,kj->nki", _rotations(self.turn), self.size * UNIT_CORNERS)
+        return turned + (centres + self.shift)[:, None, :]
 
 
-def refine_poses(gx: np.ndarray, gy: np.ndarray, origin: np.ndarray, centres: np.ndarray,
+def refine_poses(gradients: np.ndarray, origin: np.ndarray, centres: np.ndarray,
                  scale: float = RECTIFIED_SCALE, iterations: int = 3) -> TilePoses:
     """Fit each hexagon's shift, turn and size to the edges of the rectified view.
 
     Parameters
     ----------
-    gx, gy : gradient of the rectified view.
+    gradients : ndarray (2, C, H, W)
+        Of the rectified view (:func:`edge_response`).
     origin : board point of rectified pixel (0, 0).
     centres : ndarray (N, 2)
         Lattice centres of the tiles (board units).
@@ -123,7 +128,7 @@ def refine_poses(gx: np.ndarray, gy: np.ndarray, origin: np.ndarray, centres: np
         nrm = np.einsum("nij,ej->nei", rot, normals)                              # (N, 6, 2)
         probe = pts[..., None, :] + offsets[None, None, None, :, None] * nrm[:, :, None, None, :]
         px = (probe - origin) * scale
-        strength = np.abs(_sample(gx, px) * nrm[:, :, None, None, 0] + _sample(gy, px) * nrm[:, :, None, None, 1])
+        strength = _edge_strength(gradients, px, nrm[:, :, None, None, :])
         best = np.argmax(strength, axis=-1)
         peak = np.take_along_axis(strength, best[..., None], -1)[..., 0]
         # Sub-sample position of the peak by a parabola through its neighbours.
@@ -157,10 +162,19 @@ def _rotations(turn: np.ndarray) -> np.ndarray:
     return np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
 
 
-def _sample(image: np.ndarray, px: np.ndarray) -> np.ndarray:
-    """Bilinear samples of ``image`` at pixel positions ``px (..., 2)`` (x, y); 0 outside."""
-    coords = np.stack([px[..., 1].ravel(), px[..., 0].ravel()])
-    return map_coordinates(image, coords, order=1, mode="constant", cval=0.0).reshape(px.shape[:-1])
+def _edge_strength(gradients: np.ndarray, px: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """Colour gradient across ``normal`` at rectified pixels ``px``: root of the channels' squares."""
+    flat = px.reshape(-1, 2).astype(np.float32)
+    # cv2.remap wants a 2-D map with sides under SHRT_MAX: fold the list of samples into rows.
+    width = 1024
+    grid = np.concatenate([flat, np.full(((-len(flat)) % width, 2), -10.0, np.float32)]).reshape(-1, width, 2)
+    energy = np.zeros(px.shape[:-1])
+    for gx, gy in zip(*gradients):
+        along_x, along_y = (cv2.remap(g, grid, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                                      borderValue=0.0).ravel()[: len(flat)].reshape(px.shape[:-1])
+                            for g in (gx, gy))
+        energy += np.square(along_x * normal[..., 0] + along_y * normal[..., 1])
+    return np.sqrt(energy)
 
 
 def _solve_pose(rel: np.ndarray, nrm: np.ndarray, distance: np.ndarray, weight: np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@ side so that thresholds do not depend on the camera's resolution:
   step edge blurred by ``b`` has peak gradient ``∝ 1/b``, so the ratio of peak
   gradients before and after blurring by ``s`` is ``sqrt(b² + s²) / b``,
   independent of the edge's contrast;
-- darkness: the median luminance;
+- darkness: the 90th percentile of luminance (the board is the bright part
+  of most photos; a dark table alone does not make a photo too dark);
 - glare: the share of pixels clipped to white.
 
 A photo past a ``*_retake`` limit cannot be read and raises :class:`RetakePhoto`
@@ -28,6 +29,8 @@ from fjords.errors import FjordsError
 WORK_SIDE = 1024
 #: Extra blur (sigma, work pixels) used to probe the sharpness of edges.
 PROBE_SIGMA = 3.0
+#: Luminance quantile that measures how bright the photo is.
+BRIGHT_QUANTILE = 0.9
 #: Share of the strongest gradients taken as "the sharpest edges".
 EDGE_QUANTILE = 0.995
 
@@ -42,12 +45,12 @@ class RetakePhoto(FjordsError):
 class QualityLimits:
     """Thresholds of :func:`assess_quality` (blur in work pixels, brightness 0..1)."""
 
-    blur_warn: float = 2.0
-    blur_retake: float = 3.5
-    dark_warn: float = 0.16
-    dark_retake: float = 0.06
-    glare_warn: float = 0.03
-    glare_retake: float = 0.15
+    blur_warn: float = 2.5
+    blur_retake: float = 4.0
+    dark_warn: float = 0.25
+    dark_retake: float = 0.10
+    glare_warn: float = 0.05
+    glare_retake: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class QualityReport:
         Estimated blur of the sharpest edges (Gaussian sigma, pixels at
         :data:`WORK_SIDE` on the long side); about 0.5–1 for a sharp photo.
     brightness : float
-        Median luminance, 0 (black) to 1 (white).
+        90th percentile of luminance, 0 (black) to 1 (white).
     glare_fraction : float
         Share of pixels clipped to white.
     advice : tuple of str
@@ -80,7 +83,7 @@ def assess_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits(
     """Measure blur, brightness and glare of a BGR photo and say what to improve."""
     grey = _work_grey(image_bgr)
     blur = estimate_blur(grey)
-    brightness = float(np.median(grey)) / 255.0
+    brightness = float(np.quantile(grey, BRIGHT_QUANTILE)) / 255.0
     glare = float(np.count_nonzero(grey >= 250)) / grey.size
     advice: list[str] = []
     retake = False

@@ -29,8 +29,11 @@ CENTRE_SIGMA = 0.3  # of the tile radius
 HIDDEN_VISIBLE = 0.6  # tiles less visible than this are left out of the loss
 
 
-def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA) -> None:
-    """Render ``count`` photos (seeds ``seed..``) and keep them shrunk, with their tiles' corners."""
+def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA, save_every: int = 50) -> None:
+    """Render ``count`` photos (seeds ``seed..``) and keep them shrunk, with their tiles' corners.
+
+    The file is rewritten every ``save_every`` photos, so an interrupted run still leaves data.
+    """
     from renderer import render_random
     from tqdm import tqdm
 
@@ -47,12 +50,14 @@ def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA) -> None:
         scale = size[0] / image.shape[1]
         for t in truth["tiles"]:
             if "corners_px" in t:
-                corners.append(np.asarray(t["corners_px"], np.float32) * scale)
+                # Pixel centres: photo x maps to (x + 0.5)·scale − 0.5 in the shrunk image.
+                corners.append((np.asarray(t["corners_px"], np.float32) + 0.5) * scale - 0.5)
                 visible.append(float(t.get("visible", 1.0)))
                 owners.append(n)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, images=np.stack(images), corners=np.stack(corners), visible=np.asarray(visible),
-                        owners=np.asarray(owners))
+        if (n + 1) % save_every == 0 or n + 1 == count:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(path, images=np.stack(images), corners=np.stack(corners), visible=np.asarray(visible),
+                     owners=np.asarray(owners))
 
 
 def targets(corners: np.ndarray, visible: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -115,14 +120,24 @@ def make_network():
     return TileNet()
 
 
-def train(data_path: Path, epochs: int, out: Path, seed: int, crop: int = 192) -> None:
+def _load_data(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Concatenate data files (owners renumbered)."""
+    parts = []
+    offset = 0
+    for path in paths:
+        with np.load(path) as data:
+            parts.append((data["images"], data["corners"], data["visible"], data["owners"] + offset))
+            offset += len(data["images"])
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
+
+
+def train(data_paths: list[Path], epochs: int, out: Path, seed: int, crop: int = 192) -> None:
     import torch
 
     torch.manual_seed(seed)
     torch.set_num_threads(2)
     rng = np.random.default_rng(seed)
-    with np.load(data_path) as data:
-        images, corners, visible, owners = data["images"], data["corners"], data["visible"], data["owners"]
+    images, corners, visible, owners = _load_data(data_paths)
     size = (images.shape[2], images.shape[1])
     target = np.stack([targets(corners[owners == i], visible[owners == i], size) for i in range(len(images))])
     net = make_network()
@@ -191,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     data.add_argument("--seed", type=int, default=0)
     data.add_argument("--out", type=Path, default=DEFAULT_DATA)
     fit = sub.add_parser("train", help="train and export models/tile_tops.onnx")
-    fit.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    fit.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA])
     fit.add_argument("--epochs", type=int, default=30)
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--out", type=Path, default=DEFAULT_MODEL)

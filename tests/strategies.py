@@ -1,5 +1,4 @@
-"""Test support for the rules engine: random legal boards, an independent brute-force oracle, and
-the text positions of ``docs/rules.md``.
+"""Test support for the rules engine: random legal boards and an independent brute-force oracle.
 
 Nothing here imports :mod:`fjords.legality`: the oracle works on sectors one by one, the slow and
 obvious way, so that the engine is checked against something written differently.
@@ -8,11 +7,8 @@ obvious way, so that the engine is checked against something written differently
 from __future__ import annotations
 
 import random
-import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
-from pathlib import Path
 from typing import Iterable, Mapping
 
 from hypothesis import strategies as st
@@ -21,7 +17,6 @@ from fjords import Board, Hex, Piece, Tile
 from fjords.geometry import SECTORS, facing_sector
 
 LAND = frozenset("MP")
-RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 
 # -- the oracle: sectors one by one --------------------------------------------------------------------
 
@@ -199,82 +194,3 @@ def legal_boards(min_tiles: int = 3, max_tiles: int = 16, runestones: bool = Fal
                                                              runestones and edition == "2022"),
         st.integers(0, 2**32 - 1), st.integers(min_tiles, max_tiles), st.integers(2, 4),
         st.sampled_from(("classic", "2022")))
-
-
-# -- the positions of docs/rules.md --------------------------------------------------------------------------
-
-
-def draw(board: Board) -> list[str]:
-    """The board as text: each tile two lines, ``/ q,r \\`` over ``\\ terrain /``, rows shifted half a
-    tile so that neighbours touch as on the table (pointy tops, ``r`` grows downwards)."""
-    if not board.tiles:
-        return []
-    left = min(2 * h.q + h.r for h in board.tiles)
-    top = min(h.r for h in board.tiles)
-    rows: dict[int, dict[int, Tile]] = {}
-    for h, t in board.tiles.items():
-        rows.setdefault(h.r - top, {})[(2 * h.q + h.r - left) * 8] = t
-    lines = []
-    for r in range(max(rows) + 1):
-        upper, lower = "", ""
-        for x, t in sorted(rows.get(r, {}).items()):
-            label = f" {t.hex.q},{t.hex.r}" + (" start" if t.start else "")
-            upper = upper.ljust(x) + "/" + label.ljust(14) + "\\"
-            lower = lower.ljust(x) + "\\ " + t.terrain + " /"
-        lines += [upper.rstrip(), lower.rstrip()]
-    return lines
-
-
-@dataclass
-class Example:
-    """A position of ``docs/rules.md``: its name, drawing, board and expected answers."""
-
-    name: str
-    drawing: list[str]
-    board: Board
-    expect: dict[str, str] = field(default_factory=dict)
-
-    def codes(self, key: str) -> list[str]:
-        text = self.expect.get(key, "none").strip()
-        return [] if text == "none" else sorted(text.split())
-
-    def scores(self) -> dict[str, int]:
-        text = self.expect.get("score", "").strip()
-        return {p: int(n) for p, n in (item.split("=") for item in text.split())} if text else {}
-
-
-def doc_examples(section: str, path: Path = RULES_DOC) -> list[Example]:
-    """The ```` ```fjords NAME ```` blocks under the ``## section`` heading of ``docs/rules.md``."""
-    text = path.read_text(encoding="utf-8")
-    match = re.search(rf"^## {re.escape(section)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
-    if match is None:
-        raise LookupError(f"no section {section!r} in {path}")
-    return [_parse_example(name, body) for name, body in
-            re.findall(r"^```fjords (\S+)\n(.*?)^```", match.group(1), re.S | re.M)]
-
-
-def _parse_example(name: str, body: str) -> Example:
-    drawing_text, _, data = body.partition("\n\n")
-    tiles, pieces, expect, edition = [], [], {}, "classic"
-    for line in data.splitlines():
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "tile":
-            q, r, terrain = int(words[1]), int(words[2]), words[3]
-            tiles.append(Tile(Hex(q, r), terrain, start="start" in words[4:]))
-        elif words[0] in ("house", "settler"):  # house PLAYER q r sector
-            pieces.append(Piece(Hex(int(words[2]), int(words[3])), int(words[4]), words[0], words[1]))
-        elif words[0] == "runestone":  # runestone q r sector|none [rune]
-            sector = None if words[3] == "none" else int(words[3])
-            pieces.append(Piece(Hex(int(words[1]), int(words[2])), sector, "runestone",
-                                rune=words[4] if len(words) > 4 else None))
-        elif words[0] == "edition":
-            edition = words[1]
-        elif words[0] == "expect":
-            key, _, value = line.partition(":")
-            expect[key.split(None, 1)[1].strip()] = value
-        else:
-            raise ValueError(f"example {name}: cannot read line {line!r}")
-    board = Board.from_tiles(tiles, pieces, edition=edition)
-    return Example(name, drawing_text.rstrip("\n").splitlines(), board, expect)

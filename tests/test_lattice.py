@@ -94,6 +94,7 @@ def test_fit_model_is_robust_to_a_wrong_point():
 
 
 def _is_rotation_and_translation(found: np.ndarray, true: np.ndarray) -> bool:
+    """Whether one rotation and translation map the found positions onto the true ones, row by row."""
     for k in range(6):
         turned = np.array([Hex(int(q), int(r)).rotated(k) for q, r in found])
         if len(np.unique(true - turned, axis=0)) == 1:
@@ -101,12 +102,33 @@ def _is_rotation_and_translation(found: np.ndarray, true: np.ndarray) -> bool:
     return False
 
 
-@settings(max_examples=25, deadline=None)
+def _same_layout(found, true) -> bool:
+    """Whether a rotation and translation map the set of found positions onto the set of true ones."""
+    found = [Hex(int(q), int(r)) for q, r in found]
+    true = {Hex(int(q), int(r)) for q, r in true}
+    for k in range(6):
+        turned = [h.rotated(k) for h in found]
+        anchor = min(turned)
+        for target in true:
+            moved = {h.translated(target.q - anchor.q, target.r - anchor.r) for h in turned}
+            if moved == true:
+                return True
+    return False
+
+
+@settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000))
 def test_assignment_finds_every_tile_and_never_mirrors(seed):
     rng = np.random.default_rng(seed)
     model = _model(angle_deg=rng.uniform(0, 360), scale=rng.uniform(35, 80),
                    tilt=rng.uniform(-8e-4, 8e-4, 2), k1=rng.uniform(-0.12, 0.0))
+    # Seen from as low as 40 degrees, one direction of the table shrinks to sin(40°) ≈ 0.64.
+    squash, turn = rng.uniform(0.64, 1.0), rng.uniform(0, np.pi)
+    c, s = np.cos(turn), np.sin(turn)
+    foreshorten = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]]) @ np.diag([1.0, squash, 1.0]) @ np.array(
+        [[c, s, 0], [-s, c, 0], [0, 0, 1]])
+    centre = np.array([[1, 0, 1000.0], [0, 1, 760.0], [0, 0, 1]])
+    model = LatticeModel.for_image(centre @ foreshorten @ np.linalg.inv(centre) @ model.homography, SIZE, model.k1)
     hexes = _disc(4)
     hexes = hexes[rng.random(len(hexes)) < 0.75]  # holes and ragged borders
     points = model.board_to_image(hex_centres(hexes)) + rng.normal(0, 1.5, (len(hexes), 2))
@@ -137,3 +159,88 @@ def test_assignment_ignores_far_outliers():
     found = assign_lattice(points, np.r_[np.ones(len(hexes)), 0.3, 0.3], SIZE)
     assert found.inlier[: len(hexes)].all()
     assert not found.inlier[len(hexes):].any()
+
+
+# -- fit_lattice on a drawn board (no network: the region is drawn from the known tiles) -----------------
+
+import cv2  # noqa: E402
+
+from scanner.lattice import fit_lattice  # noqa: E402
+from scanner.locate import OUTPUT_STRIDE, BoardRegion, NoBoardFound, work_size  # noqa: E402
+
+PHOTO = (1008, 756)
+
+
+def _drawn_board(model, hexes, jitter_rng=None):
+    """A photo of flat hexagons of random colours on a table, its region maps, and the true corners."""
+    rng = np.random.default_rng(1)
+    image = np.full((PHOTO[1], PHOTO[0], 3), (60, 90, 120), np.uint8)
+    corners_board = hex_corners(hexes) * 0.98  # gaps between the tiles
+    centres = hex_centres(hexes)
+    corners_board = corners_board + (centres - centres * 0.98)[:, None, :]
+    if jitter_rng is not None:
+        corners_board += jitter_rng.normal(0, 0.02, (len(hexes), 1, 2))
+    corners = model.board_to_image(corners_board)
+    for polygon in corners:
+        colour = rng.integers(120, 255, 3).tolist()
+        cv2.fillPoly(image, [np.round(polygon * 16).astype(np.int32)], colour, cv2.LINE_AA, shift=4)
+    size = work_size(*PHOTO)
+    scale = size[0] / PHOTO[0] / OUTPUT_STRIDE
+    h, w = size[1] // OUTPUT_STRIDE, size[0] // OUTPUT_STRIDE
+    mask = np.zeros((h, w), np.float32)
+    heat = np.zeros((h, w), np.float32)
+    ys, xs = np.mgrid[0:h, 0:w]
+    for polygon in corners:
+        in_map = (polygon + 0.5) * scale - 0.5
+        cv2.fillPoly(mask, [np.round(in_map * 16).astype(np.int32)], 1.0, cv2.LINE_AA, shift=4)
+        c = in_map.mean(axis=0)
+        heat = np.maximum(heat, np.exp(-((xs - c[0]) ** 2 + (ys - c[1]) ** 2) / (2 * 2.0 ** 2)))
+    region = BoardRegion(mask, heat.astype(np.float32), scale, (0, 0, PHOTO[0], PHOTO[1]), PHOTO)
+    return image, region, corners
+
+
+def _photo_model(angle_deg=25.0):
+    a = np.radians(angle_deg)
+    h = np.array([[38 * np.cos(a), 38 * np.sin(a), 500.0], [-38 * np.sin(a), 30 * np.cos(a), 380.0],
+                  [0.0, 2e-4, 1.0]])
+    return LatticeModel.for_image(h, PHOTO, -0.03)
+
+
+def test_fit_lattice_finds_every_drawn_tile_with_accurate_corners():
+    hexes = _disc(3)
+    hexes = hexes[[i for i in range(len(hexes)) if i not in (4, 17)]]  # two holes
+    image, region, true_corners = _drawn_board(_photo_model(), hexes)
+    fit = fit_lattice(image, region)
+    assert len(fit.cells) == len(hexes)
+    assert _same_layout(list(fit.cells), hexes)
+    radius = fit.tile_radius_px
+    errors = []
+    for cell in fit.cells.values():
+        j = np.argmin(np.linalg.norm(true_corners.mean(axis=1) - cell.center_px, axis=1))
+        shift = min(range(6), key=lambda k: np.abs(np.roll(cell.corners_px, k, 0) - true_corners[j]).sum())
+        errors.append(np.linalg.norm(np.roll(cell.corners_px, shift, 0) - true_corners[j], axis=1).max())
+        assert cell.visible > 0.9 and cell.confidence > 0.9
+    assert np.median(errors) < 0.04 * radius
+    # Corners run counter-clockwise on screen (negative signed area with y down).
+    some = next(iter(fit.cells.values())).corners_px
+    assert 0.5 * np.sum(some[:, 0] * np.roll(some[:, 1], -1) - np.roll(some[:, 0], -1) * some[:, 1]) < 0
+
+
+def test_fit_lattice_follows_the_previous_frame():
+    hexes = _disc(2)
+    image, region, _ = _drawn_board(_photo_model(), hexes)
+    first = fit_lattice(image, region)
+    moved_image, moved_region, _ = _drawn_board(_photo_model(angle_deg=27.0), hexes)
+    second = fit_lattice(moved_image, moved_region, previous=first)
+    # Tracking keeps the previous frame's axial frame: same positions, not re-labelled.
+    assert set(second.cells) == set(first.cells)
+
+
+def test_fit_lattice_without_tiles_raises_no_board():
+    image = np.zeros((PHOTO[1], PHOTO[0], 3), np.uint8)
+    size = work_size(*PHOTO)
+    empty = np.zeros((size[1] // 2, size[0] // 2), np.float32)
+    region = BoardRegion(empty, empty, size[0] / PHOTO[0] / 2, (0, 0, PHOTO[0], PHOTO[1]), PHOTO)
+    with pytest.raises(NoBoardFound) as info:
+        fit_lattice(image, region)
+    assert info.value.exit_code == 3

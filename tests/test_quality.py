@@ -45,22 +45,22 @@ def test_blurred_photo_must_be_retaken():
 
 
 def test_slightly_blurred_photo_gets_advice_only():
-    report = check_quality(cv2.GaussianBlur(_scene(), (0, 0), 2.5))
+    report = check_quality(cv2.GaussianBlur(_scene(), (0, 0), 3.0))
     assert not report.retake
     assert any("blurred" in line for line in report.advice)
 
 
 def test_dark_photo():
     report = assess_quality((_scene() * 0.1).astype(np.uint8))
-    assert report.brightness < 0.06
+    assert report.brightness < 0.10
     assert report.retake and any("dark" in line for line in report.advice)
 
 
 def test_glare():
     image = _scene()
-    image[100:500, 100:700] = 255
+    image[50:700, 50:900] = 255
     report = assess_quality(image)
-    assert report.glare_fraction > 0.15
+    assert report.glare_fraction > 0.4
     assert report.retake and any("Glare" in line for line in report.advice)
 
 

@@ -22,7 +22,8 @@ SMALL = dict(width=640, height=480)
 # A clean straight-down photo: nothing but the board, flat art, no sensor effects.
 CLEAN = dict(style="flat", elevation_deg=90.0, roll_deg=0.0, hands=0, clutter=(), blur_sigma=0.0, noise_sigma=0.0,
              glare=0.0, gradient=0.0, vignette=0.0, jpeg_quality=100, fill=0.85, aim_offset=(0.0, 0.0),
-             exposure=1.0, white_balance=(1.0, 1.0, 1.0))
+             exposure=1.0, white_balance=(1.0, 1.0, 1.0), tone=0.0, sharpen=0.0, chromatic_px=0.0, motion_px=0.0,
+             dof=0.0)
 
 
 def _sector_point(tile: dict, sector: int, depth: float = 0.8) -> np.ndarray:
@@ -72,11 +73,11 @@ def test_truth_boards_are_legal(renders):
 
 def test_same_seed_same_photo_and_truth():
     board = random_board(11, "2022", 3)
-    a = render_board(board, 5, **SMALL)
-    b = render_board(board, 5, **SMALL)
+    a = render_board(board, 5, width=400, height=300)
+    b = render_board(board, 5, width=400, height=300)
     assert np.array_equal(a.image, b.image)
     assert json.dumps(a.truth) == json.dumps(b.truth)
-    assert not np.array_equal(a.image, render_board(board, 6, **SMALL).image)
+    assert not np.array_equal(a.image, render_board(board, 6, width=400, height=300).image)
 
 
 def test_corners_run_counter_clockwise_around_the_centre(renders):
@@ -101,15 +102,15 @@ def test_sector_colours_at_predicted_pixels(seed, k1):
             total += 1
             hits += _nearest_terrain(r.image[y, x], r.truth) == t["terrain"][i]
     assert total >= 12 * 4
-    assert hits / total >= 0.97
+    assert hits / total >= 0.995
 
 
 def test_turned_tiles_turn_their_art_with_their_corners():
     tiles = [Tile(Hex(0, 0), "PPSSSSMMMMSS"), Tile(Hex(3, 0), "SSPPPPMMSSPP")]
     board = Board.from_tiles(tiles)
     checked = 0
-    for seed in range(12):
-        r = render_board(board, seed, **SMALL, **{**CLEAN, "jitter_deg": 25.0, "gap_mm": 5.0})
+    for seed in (2, 4, 6):  # seeds whose draws turn at least one tile by more than 10 degrees
+        r = render_board(board, seed, width=400, height=300, **{**CLEAN, "jitter_deg": 25.0, "gap_mm": 5.0})
         for t in r.truth["tiles"]:
             if abs(t["rotation_deg"]) < 10:
                 continue
@@ -215,8 +216,21 @@ def test_cli_writes_photos_and_refuses_to_overwrite(tmp_path, capsys):
     assert fjords_main(args + ["--force"]) == 0
 
 
+def test_cli_photographs_a_given_board(tmp_path):
+    board = random_board(9, "2022", 3)
+    path = tmp_path / "board.json"
+    path.write_text(board.dumps())
+    out = tmp_path / "out"
+    assert fjords_main(["render", "--board", str(path), "--out", str(out), "--width", "200", "--height", "150"]) == 0
+    truth = json.loads((out / "render_000000.json").read_text())
+    assert Board.from_json(truth) == Board.from_json(board.to_json())
+
+
 @pytest.mark.parametrize("bad", [["--count", "0"], ["--style", "nope"], ["--players", "9"],
-                                 ["--exclude-style", "flat", "--style", "flat"], ["--board", "/no/such.json"]])
+                                 ["--exclude-style", "flat", "--style", "flat"], ["--board", "/no/such.json"],
+                                 ["--colours", "pink,red"], ["--colours", "red,red"],
+                                 ["--edition", "classic", "--colours", "red,blue,yellow"],
+                                 ["--board", "b.json", "--edition", "2022"]])
 def test_cli_bad_arguments_exit_2_with_one_line(tmp_path, capsys, bad):
     assert fjords_main(["render", "--out", str(tmp_path), *bad]) == 2
     err = capsys.readouterr().err.strip()

@@ -1,10 +1,10 @@
-"""Median time of legality + score (+ territory, when ``fjords.territory`` exists) on 64-tile boards.
+"""Median time of legality + score + territory on 64-tile boards.
 
 Boards are grown by ``tests/strategies.py`` (seeded, legal, start tiles marked, houses and settlers of
 three players). Each timing runs on a fresh copy of the board, so nothing cached by an earlier call
 is reused; "warm" repeats the call on one board. Times are CPU time of this process (robust on a
-shared machine). Variants: start tiles unmarked (as a scanner
-reports), and a tenth of the sectors unread (``?``), which makes the engine read the land twice.
+shared machine). Variants: start tiles unmarked (as a scanner reports), and a tenth of the sectors
+unread (``?``), which makes the engine read the land twice.
 
 Run: ``python benchmarks/bench_engine.py [--boards N] [--repeats N]``.
 """
@@ -12,7 +12,6 @@ Run: ``python benchmarks/bench_engine.py [--boards N] [--repeats N]``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import statistics
 import sys
@@ -28,8 +27,7 @@ from strategies import random_legal_board  # noqa: E402
 from fjords import Board  # noqa: E402
 from fjords.legality import legal_violations, undecided  # noqa: E402
 from fjords.scoring import score  # noqa: E402
-
-HAS_TERRITORY = importlib.util.find_spec("fjords.territory") is not None
+from fjords.territory import territory  # noqa: E402
 
 
 def unmarked(board: Board) -> Board:
@@ -63,7 +61,7 @@ def main() -> None:
     boards = [random_legal_board(seed, n_tiles=64, players=3) for seed in range(args.boards)]
     sizes = sorted({len(b.tiles) for b in boards})
     print(f"{args.boards} boards of {sizes} tiles, {sum(len(b.pieces) for b in boards) / len(boards):.0f} pieces "
-          f"on average; median of {args.repeats} runs each; territory {'included' if HAS_TERRITORY else 'absent'}")
+          f"on average; median of {args.repeats} runs each")
 
     def legality(b: Board) -> None:
         legal_violations(b)
@@ -72,8 +70,7 @@ def main() -> None:
     def everything(b: Board) -> None:
         legality(b)
         score(b)
-        if HAS_TERRITORY:
-            b.territory()
+        territory(b)
 
     variants = {"start marked": boards, "start unmarked": [unmarked(b) for b in boards],
                 "10% sectors unread": [unread(unmarked(b), seed=n) for n, b in enumerate(boards)]}

@@ -23,17 +23,20 @@ from fjords.violation import tile_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    check = _board_command(subparsers, "check", "Report every rule the board breaks (exit 1 when any).", run_check)
-    check.add_argument("--epic", action="store_true", help="the 2022 two-player epic variant's supply")
-    score = subparsers.add_parser("score", help="Points per player; three classic boards give the match result.")
-    score.add_argument("boards", nargs="+", metavar="BOARD.json", help="one board, or three rounds of a classic match")
-    score.add_argument("--json", action="store_true", help="print JSON for programs")
-    score.set_defaults(run=run_score)
+    check_parser = _board_command(subparsers, "check", "Report every rule the board breaks (exit 1 when any).",
+                                  run_check)
+    check_parser.add_argument("--epic", action="store_true", help="the 2022 two-player epic variant's supply")
+    score_parser = subparsers.add_parser("score", help="Points per player; three classic boards give the match result.")
+    score_parser.add_argument("boards", nargs="+", metavar="BOARD.json",
+                              help="one board, or three rounds of a classic match")
+    score_parser.add_argument("--json", action="store_true", help="print JSON for programs")
+    score_parser.set_defaults(run=run_score)
     _board_command(subparsers, "territory", "Secured, contested and dead land in the settlement phase.", run_territory)
-    solve = _board_command(subparsers, "solve", "Final scores under perfect play and the best next move.", run_solve)
-    solve.add_argument("--to-move", metavar="PLAYER", help="the player to move (default: the board's to_move)")
-    solve.add_argument("--time", type=float, default=None, metavar="SECONDS",
-                       help="time budget; when it runs out, proven bounds are printed instead")
+    solve_parser = _board_command(subparsers, "solve", "Final scores under perfect play and the best next move.",
+                                  run_solve)
+    solve_parser.add_argument("--to-move", metavar="PLAYER", help="the player to move (default: the board's to_move)")
+    solve_parser.add_argument("--time", type=float, default=None, metavar="SECONDS",
+                              help="time budget; when it runs out, proven bounds are printed instead")
     register_simulate(subparsers)
 
 
@@ -84,7 +87,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _violation_json(violation: Violation) -> dict[str, Any]:
-    """The issue's shape: rule, message and tiles (``Violation.to_json`` adds the pieces)."""
+    """A violation as ``check --json`` prints it: rule, message and tiles (``to_json`` adds the pieces)."""
     return {key: value for key, value in violation.to_json().items() if key in ("rule", "message", "tiles")}
 
 
@@ -144,7 +147,7 @@ def run_solve(args: argparse.Namespace) -> int:
         raise FormatError("say who is to move: --to-move PLAYER (or to_move in the document)")
     if to_move not in board.players:
         raise FormatError(f"{to_move!r} has no piece on the board; players are {', '.join(board.players) or 'none'}")
-    if args.time is not None and args.time <= 0:
+    if args.time is not None and not args.time > 0:  # also refuses nan
         raise FormatError("--time must be a positive number of seconds")
     solution = solve(board, to_move, time_budget=args.time)
     if args.json:

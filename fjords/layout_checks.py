@@ -1,14 +1,14 @@
 """The rules about the layout: ``edge-mismatch``, ``start-tiles``, ``placement-order`` and ``landmass``.
 
 Each check returns ``(broken, undecided)`` lists of :class:`~fjords.violation.Violation`;
-the placement order and the landmass are decided by the search of :mod:`fjords.placement`.
+the placement order and the landmass are decided by the search of :mod:`fjords.placement_order`.
 """
 
 from __future__ import annotations
 
 from fjords.board import Board
 from fjords.geometry import FACING, LAND, Hex
-from fjords.placement import Growth, Layout, Triple, best_closure, tile_land
+from fjords.placement_order import Growth, Layout, Triple, best_closure, tile_land
 from fjords.violation import TERRAIN_NAMES, Violation, tile_name, tile_names
 
 __all__ = ["layout_verdicts"]

@@ -32,7 +32,7 @@ The rule codes, in the order violations are sorted:
     tiles marked ``start`` that are not three mutually adjacent tiles.
 
 The layout rules live in :mod:`fjords.layout_checks` (placement order and
-landmass decided by the search of :mod:`fjords.placement`, which
+landmass decided by the search of :mod:`fjords.placement_order`, which
 ``docs/rules.md`` ("Legality") proves exact), the piece rules in
 :mod:`fjords.piece_checks`.
 """

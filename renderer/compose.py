@@ -12,59 +12,27 @@ at the end, and truth points are projected with the same lens model.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Mapping
 
 import cv2
 import numpy as np
 
 from fjords import Board, Hex
-from fjords.geometry import corner_angle, sector_mid_angle, segment_of
 from renderer.camera import Camera, smooth_map
 from renderer.clutter import clutter_faces
 from renderer.hands import draw_arms
+from renderer.layout import SQRT3, TilePose, layout, piece_base
 from renderer.mesh import FAR_PX, Face, Light, draw_faces, shadow_outline
+from renderer.noise import periodic_noise
 from renderer.photo import depth_of_field, sensor
 from renderer.pieces import PAINTS, STONE_RGB, paint_albedo, piece_faces
 from renderer.scene import Scene, kelvin_to_bgr
 from renderer.table import draw_table, table_texture
 from renderer.tileart import TileStyle, paint_tile, sample_style
+from renderer.truth import rounded, truth_document
 
-SQRT3 = math.sqrt(3.0)
 PIECE_HEIGHT_MM = {"house": 10.0, "settler": 5.0, "runestone": 14.0}
 MAX_TEXTURE_PX = 4096
-
-
-@dataclass(frozen=True)
-class TilePose:
-    """Where a tile lies on the table: centre (world mm) and turn (degrees counter-clockwise)."""
-
-    centre: np.ndarray
-    turn_deg: float
-
-    def rim_point(self, angle_deg: float, radius: float, z: float) -> np.ndarray:
-        a = math.radians(angle_deg + self.turn_deg)
-        return np.array([self.centre[0] + radius * math.cos(a), self.centre[1] + radius * math.sin(a), z])
-
-    def corners(self, radius: float, z: float) -> np.ndarray:
-        return np.array([self.rim_point(corner_angle(k), radius, z) for k in range(6)])
-
-
-def lattice_centre(h: Hex, spacing: float) -> np.ndarray:
-    """World centre of lattice position ``h`` (north is up, so world Y is minus the spec's image y)."""
-    x, y = h.pixel_center(spacing)
-    return np.array([x, -y])
-
-
-def layout(board: Board, scene: Scene, rng: np.random.Generator) -> dict[Hex, TilePose]:
-    """Each tile's jittered pose; the lattice spacing leaves ``gap_mm`` between parallel edges."""
-    spacing = scene.tile_radius_mm + scene.gap_mm / SQRT3
-    poses = {}
-    for h in sorted(board.tiles):
-        offset = rng.normal(0, scene.jitter_mm / 2, 2).clip(-scene.jitter_mm, scene.jitter_mm)
-        turn = float(np.clip(rng.normal(0, scene.jitter_deg / 2), -scene.jitter_deg, scene.jitter_deg))
-        poses[h] = TilePose(lattice_centre(h, spacing) + offset, turn)
-    return poses
 
 
 def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Camera:
@@ -101,7 +69,7 @@ def _direction(elevation_deg: float, azimuth_deg: float) -> np.ndarray:
     return np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
 
 
-def _cast_shadows(canvas: "_Canvas", casters, meshes: list[list[Face]], z: float) -> None:
+def _cast_shadows(canvas: "Canvas", casters, meshes: list[list[Face]], z: float) -> None:
     """Shadows of ``meshes`` on the plane ``Z = z`` from each ``(direction, strength, softness)`` light."""
     for direction, strength, softness in casters:
         canvas.cast_shadows([shadow_outline(m, direction, z) for m in meshes], softness, strength)
@@ -117,7 +85,7 @@ def key_light(scene: Scene) -> Light:
     return Light(direction, key * scale, ambient * scale)
 
 
-class _Canvas:
+class Canvas:
     """The ideal (undistorted) image being painted, larger than the photo by the lens margin."""
 
     def __init__(self, camera: Camera):
@@ -168,23 +136,6 @@ def darken(pixels: np.ndarray, mask: np.ndarray, softness: float, strength: np.n
     return np.clip(pixels.astype(np.float32) * gain, 0, 255).astype(np.uint8)
 
 
-def piece_base(piece, tile_terrain: str | None, pose: TilePose | None, spacing: float, radius: float,
-               top_z: float, rng: np.random.Generator) -> np.ndarray:
-    """Where a piece stands: inside its sector's segment, or at an empty position's centre."""
-    if pose is None or piece.sector is None:
-        return np.append(lattice_centre(piece.hex, spacing), 0.0) if pose is None else pose.rim_point(0, 0, top_z)
-    run = segment_of(tile_terrain, piece.sector) if tile_terrain[piece.sector] == "P" else None
-    run = run or (piece.sector,)
-    middle = run[len(run) // 2] if len(run) % 2 else None
-    if middle is not None:
-        angle = sector_mid_angle(middle)
-    else:
-        angle = (sector_mid_angle(run[len(run) // 2 - 1]) + sector_mid_angle(run[len(run) // 2])) / 2
-    reach = 0.18 if len(run) >= 10 else rng.uniform(0.42, 0.55)
-    angle += rng.uniform(-6, 6)
-    return pose.rim_point(angle, reach * radius, top_z)
-
-
 def _albedo(piece, colours: Mapping[str, tuple[int, int, int]] | None, paints: dict, vary: bool,
             rng: np.random.Generator) -> np.ndarray:
     """A piece's paint: one batch per player per photo; each rune stone its own stone."""
@@ -210,7 +161,7 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     # What the camera frames: the tiles' corners (an empty table: a board-sized patch of it).
     anchor = np.concatenate(list(corners.values())) if corners else TilePose(np.zeros(2), 0.0).corners(4 * s, 0.0)
     camera = aim_camera(anchor, scene, width, height)
-    canvas = _Canvas(camera)
+    canvas = Canvas(camera)
     light = key_light(scene)
     flat_gain = (light.ambient + light.key * light.direction[2]).astype(np.float32)
     shadow_strength = light.key * light.direction[2] / flat_gain
@@ -235,7 +186,7 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     table = draw_table(table_xy, tex, mm_per_px) * flat_gain[None, None, :]
     spot = np.append(anchor[:, :2].mean(0) + rng.normal(0, 0.4, 2) * board_radius, 0.0)
     lamp = glare_lamp(camera, spot)
-    glare = _glare_map(canvas, table_xy, light, scene, lamp)
+    glare = _glare_map(canvas, light, scene, lamp)
     table += glare[..., None] * (0.5 if scene.table == "laminate" else 0.1)
     canvas.pixels = np.clip(table * 255, 0, 255).astype(np.uint8)
     casters = [(light.direction, shadow_strength * 0.85, scene.shadow_softness_px)]
@@ -267,8 +218,11 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     # Contact shadows: the ambient light a piece blocks right around its foot, whatever the lamp does.
     feet = [_footprint(m, t[0][2]) for m, t in zip(piece_meshes + clutter, piece_truth + [(np.zeros(3),)] * len(clutter))]
     canvas.cast_shadows(feet, max(1.0, 1.2 * px_per_mm), np.full(3, 0.3))
-    draw_faces(canvas.pixels, [f for m in piece_meshes + clutter for f in m], camera, canvas.origin, light,
-               edge_gain=scene.edge_gain)
+    wood = np.zeros(canvas.pixels.shape[:2], np.uint8)
+    draw_faces(canvas.pixels, [f for m in piece_meshes for f in m], camera, canvas.origin, light,
+               edge_gain=scene.edge_gain, coverage=wood)
+    _grain(canvas, wood, scene.grain, px_per_mm, rng)
+    draw_faces(canvas.pixels, [f for m in clutter for f in m], camera, canvas.origin, light)
     centre = np.append(anchor[:, :2].mean(0), top)
     away = centre - np.append(light.direction[:2] / max(light.direction[2], 0.3), 0.0)  # the shadow of 1 mm up
     hand_mask = draw_arms(canvas.pixels, scene.hands, board_px, px_per_mm,
@@ -287,9 +241,33 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
                    blur_sigma=scene.blur_sigma, motion_px=scene.motion_px, chromatic_px=scene.chromatic_px,
                    tone=scene.tone, sharpen=scene.sharpen, noise_sigma=scene.noise_sigma,
                    jpeg_quality=scene.jpeg_quality)
-    truth = _truth(board, scene, style, camera, canvas, poses, piece_truth, hand_mask, light, width, height)
-    truth["lights"]["glare_lamp_mm"] = _rounded(lamp)
+    truth = truth_document(board, scene, style, camera, canvas, poses, piece_truth, hand_mask, light, width, height)
+    truth["lights"]["glare_lamp_mm"] = rounded(lamp)
     return photo, truth
+
+
+def _grain(canvas: Canvas, wood: np.ndarray, amount: float, px_per_mm: float, rng: np.random.Generator) -> None:
+    """Wood grain showing through the paint: streaky noise (about 1 mm across) where ``wood`` is set.
+
+    The streaks run one way across the photo rather than along each piece: at
+    a piece's few dozen pixels that difference does not show.
+    """
+    box = cv2.boundingRect(wood)
+    if amount <= 0 or box[2] == 0:
+        return
+    x, y, w, h = box
+    size = 256
+    streaks = periodic_noise(rng, size, 1.5, stretch=6.0)
+    angle = float(rng.uniform(0, 180))
+    scale = max(px_per_mm / 2, 0.5)  # noise pixels are about half a millimetre
+    m = cv2.getRotationMatrix2D((0, 0), angle, scale)
+    m[:, 2] = (-x, -y)
+    tiled = cv2.warpAffine(streaks, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                           borderMode=cv2.BORDER_WRAP)
+    mask = wood[y:y + h, x:x + w].astype(np.float32) / 255.0
+    gain = 1.0 + amount * tiled * mask
+    region = canvas.pixels[y:y + h, x:x + w].astype(np.float32)
+    canvas.pixels[y:y + h, x:x + w] = np.clip(region * gain[..., None], 0, 255).astype(np.uint8)
 
 
 def _footprint(faces: list[Face], z: float) -> np.ndarray:
@@ -299,19 +277,22 @@ def _footprint(faces: list[Face], z: float) -> np.ndarray:
     return centre + (outline - centre) * np.array([1.15, 1.15, 1.0])
 
 
-def _glare_map(canvas: _Canvas, plane_xy: np.ndarray, light: Light, scene: Scene, lamp: np.ndarray) -> np.ndarray:
+def _glare_map(canvas: Canvas, light: Light, scene: Scene, lamp: np.ndarray) -> np.ndarray:
     """Blinn-Phong highlight of a lamp at ``lamp`` (world mm) on a horizontal glossy surface, per canvas pixel."""
+    w, h = canvas.size
     if scene.glare <= 0:
-        return np.zeros(plane_xy.shape[:2], np.float32)
-    points = np.dstack([plane_xy, np.zeros(plane_xy.shape[:2], np.float32)])
+        return np.zeros((h, w), np.float32)
+    offset = np.asarray(canvas.origin, float)
 
-    def towards(p):
-        d = np.asarray(p, np.float32)[None, None, :] - points
-        return d / np.linalg.norm(d, axis=-1, keepdims=True)
+    def highlight(px: np.ndarray) -> np.ndarray:
+        points = canvas.camera.plane_point(px + offset, 0.0)
+        to_eye = canvas.camera.position - points
+        to_lamp = lamp - points
+        half = to_eye / np.linalg.norm(to_eye, axis=-1, keepdims=True) + to_lamp / np.linalg.norm(
+            to_lamp, axis=-1, keepdims=True)
+        return (half[..., 2] / np.linalg.norm(half, axis=-1)) ** scene.glare_sharpness
 
-    half = towards(canvas.camera.position) + towards(lamp)
-    hz = half[..., 2] / np.linalg.norm(half, axis=-1)
-    return scene.glare * float(np.max(light.key)) * hz ** scene.glare_sharpness
+    return scene.glare * float(np.max(light.key)) * smooth_map(highlight, w, h)
 
 
 def glare_lamp(camera: Camera, spot: np.ndarray, distance: float = 900.0) -> np.ndarray:
@@ -321,7 +302,7 @@ def glare_lamp(camera: Camera, spot: np.ndarray, distance: float = 900.0) -> np.
     return spot + distance * np.array([-view[0], -view[1], view[2]])
 
 
-def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style: TileStyle, scene: Scene,
+def _draw_tops(canvas: Canvas, board: Board, poses: dict[Hex, TilePose], style: TileStyle, scene: Scene,
                light: Light, glare: np.ndarray, flat_gain: np.ndarray, rng: np.random.Generator) -> None:
     """Paint every tile's art into one top-down texture and warp it onto the plane of the tops."""
     s = scene.tile_radius_mm
@@ -360,64 +341,4 @@ def _draw_tops(canvas: _Canvas, board: Board, poses: dict[Hex, TilePose], style:
     region = canvas.pixels[y0:y1, x0:x1].astype(np.float32)
     canvas.pixels[y0:y1, x0:x1] = np.clip(region * (1 - a) + lit * 255, 0, 255).astype(np.uint8)
 
-
-def _face_samples(pose: TilePose, radius: float, z: float) -> np.ndarray:
-    """37 points spread over a tile's top face: its centre and three rings of twelve."""
-    pts = [pose.rim_point(0, 0, z)]
-    for ring in (0.35, 0.65, 0.9):
-        pts += [pose.rim_point(a, ring * radius * SQRT3 / 2 / math.cos(math.radians((a % 60) - 30)), z)
-                for a in range(0, 360, 30)]
-    return np.array(pts)
-
-
-def _visible_fraction(camera: Camera, canvas: _Canvas, points: np.ndarray, hand_mask: np.ndarray) -> float:
-    """Share of world ``points`` inside the frame and not under a hand."""
-    photo = camera.project(points)
-    inside = (photo[:, 0] >= -0.5) & (photo[:, 0] <= camera.width - 0.5) & (photo[:, 1] >= -0.5) & (
-        photo[:, 1] <= camera.height - 0.5)
-    ideal = np.round(canvas.project(points)).astype(int)
-    hh, ww = hand_mask.shape
-    ok = (ideal[:, 0] >= 0) & (ideal[:, 0] < ww) & (ideal[:, 1] >= 0) & (ideal[:, 1] < hh)
-    covered = np.zeros(len(points), bool)
-    covered[ok] = hand_mask[ideal[ok, 1], ideal[ok, 0]] > 0.5
-    return float(np.mean(inside & ~covered))
-
-
-def _rounded(points: np.ndarray) -> list:
-    return np.round(points, 2).tolist()
-
-
-def _truth(board: Board, scene: Scene, style: TileStyle, camera: Camera, canvas: _Canvas,
-           poses: dict[Hex, TilePose], piece_truth: list, hand_mask: np.ndarray, light: Light, width: int,
-           height: int) -> dict:
-    s, top = scene.tile_radius_mm, scene.tile_thickness_mm
-    doc = board.to_json()
-    for tile in doc["tiles"]:
-        pose = poses[Hex(tile["q"], tile["r"])]
-        tile["center_px"] = _rounded(camera.project(pose.rim_point(0, 0, top)))
-        tile["corners_px"] = _rounded(camera.project(pose.corners(s, top)))
-        tile["visible"] = round(_visible_fraction(camera, canvas, _face_samples(pose, s, top), hand_mask), 3)
-        tile["rotation_deg"] = round(pose.turn_deg, 3)
-    for piece, (base, crown, faces) in zip(doc["pieces"], piece_truth):
-        vertices = camera.project(np.concatenate([f.points for f in faces]))
-        lo = np.clip(vertices.min(0), 0, [width - 1, height - 1])
-        hi = np.clip(vertices.max(0), 0, [width - 1, height - 1])
-        piece["base_px"] = _rounded(camera.project(base))
-        piece["center_px"] = _rounded(camera.project(crown))
-        piece["bbox_px"] = _rounded(np.concatenate([lo, hi]))
-        corners = np.concatenate([f.points for f in faces])
-        piece["visible"] = round(_visible_fraction(camera, canvas, np.concatenate([corners, [base, crown]]),
-                                                   hand_mask), 3)
-    doc["image"] = {"file": None, "width": width, "height": height}
-    doc["style"] = scene.style
-    doc["camera"] = {"elevation_deg": scene.elevation_deg, "azimuth_deg": scene.azimuth_deg,
-                     "roll_deg": scene.roll_deg, "focal_mm": scene.focal_mm, "k1": scene.k1, "k2": scene.k2,
-                     "position_mm": _rounded(camera.position), "focal_px": round(camera.focal_px, 3)}
-    doc["lights"] = {"key_direction": _rounded(light.direction), "key_bgr": _rounded(light.key),
-                     "ambient_bgr": _rounded(light.ambient), "kelvin": scene.kelvin, "glare": scene.glare}
-    doc["players"] = list(board.players)
-    doc["physical"] = {"tile_circumradius_mm": s, "tile_thickness_mm": top, "gap_mm": scene.gap_mm}
-    doc["render"] = {"scene": scene.as_dict(),
-                     "palette": {t: [_rounded(np.array(c) * 255) for c in v] for t, v in style.palette.items()}}
-    return doc
 

@@ -82,11 +82,12 @@ def shade(face: Face, light: Light, view_dir: np.ndarray) -> np.ndarray:
 
 
 def draw_faces(canvas: np.ndarray, faces: list[Face], camera: Camera, origin, light: Light,
-               edge_gain: float = 0.0) -> None:
+               edge_gain: float = 0.0, coverage: np.ndarray | None = None) -> None:
     """Paint the visible faces on an 8-bit BGR ``canvas`` (ideal image, offset ``origin``), far first.
 
     ``edge_gain`` brightens a thin line along each face's outline: the rounded,
-    light-catching edges of sanded wooden pieces.
+    light-catching edges of sanded wooden pieces. ``coverage`` (8-bit, canvas
+    sized), when given, is set to 255 wherever a face was drawn.
     """
     if not faces:
         return
@@ -103,6 +104,8 @@ def draw_faces(canvas: np.ndarray, faces: list[Face], camera: Camera, origin, li
         pts = np.clip(camera.project_ideal(face.points, origin), -FAR_PX, FAR_PX)
         poly = np.round(pts * 16).astype(np.int32)
         cv2.fillPoly(canvas, [poly], tuple(float(c) for c in colour), cv2.LINE_AA, shift=4)
+        if coverage is not None:
+            cv2.fillPoly(coverage, [poly], 255, cv2.LINE_AA, shift=4)
         if edge_gain > 0:
             edge = tuple(float(c) for c in np.clip(colour * (1 + edge_gain) + 12 * edge_gain, 0, 255))
             cv2.polylines(canvas, [poly], True, edge, 1, cv2.LINE_AA, shift=4)

@@ -11,8 +11,8 @@ import numpy as np
 def light_falloff(shape: tuple[int, int], gradient: float, angle_deg: float, vignette: float) -> np.ndarray:
     """A ``(H, W, 1)`` gain: a linear fall-off across the photo times a radial vignette."""
     h, w = shape
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-    nx, ny = (xs - w / 2) / (w / 2), (ys - h / 2) / (h / 2)
+    nx = ((np.arange(w, dtype=np.float32) - w / 2) / (w / 2))[None, :]
+    ny = ((np.arange(h, dtype=np.float32) - h / 2) / (h / 2))[:, None]
     a = math.radians(angle_deg)
     ramp = 1.0 + gradient * 0.5 * (nx * math.cos(a) + ny * math.sin(a))
     radial = 1.0 - vignette * 0.5 * (nx * nx + ny * ny)
@@ -57,12 +57,16 @@ def chromatic_aberration(image: np.ndarray, shift_px: float) -> np.ndarray:
     return out
 
 
-def tone_curve(image: np.ndarray, strength: float) -> np.ndarray:
-    """A phone's highlight roll-off: ``1 − exp(−a·x)`` normalised so that 255 stays 255 (``a = 3·strength``)."""
+def tone_curve(exposure: float, strength: float) -> np.ndarray:
+    """A 256-entry table: exposure, then a phone's highlight roll-off ``1 − exp(−a·x)`` (``a = 3·strength``).
+
+    The roll-off is normalised so that 255 stays 255; ``strength`` 0 is linear.
+    """
+    x = np.arange(256, dtype=np.float32) * exposure
     a = 3.0 * strength
     if a < 1e-3:
-        return image
-    return 255.0 * (1.0 - np.exp(-a * image / 255.0)) / (1.0 - math.exp(-a))
+        return x
+    return (255.0 * (1.0 - np.exp(-a * x / 255.0)) / (1.0 - math.exp(-a))).astype(np.float32)
 
 
 def sensor(image: np.ndarray, rng: np.random.Generator, *, exposure: float, white_balance, vignette: float,
@@ -72,8 +76,7 @@ def sensor(image: np.ndarray, rng: np.random.Generator, *, exposure: float, whit
     if chromatic_px > 0.05:
         image = chromatic_aberration(image, chromatic_px)
     gain = light_falloff(image.shape[:2], gradient, gradient_angle_deg, vignette)
-    gain = gain * (exposure * np.asarray(white_balance, np.float32))[None, None, :]
-    out = tone_curve(image.astype(np.float32) * gain, tone)
+    out = tone_curve(exposure, tone)[image] * (gain * np.asarray(white_balance, np.float32)[None, None, :])
     if blur_sigma > 0.05:
         out = cv2.GaussianBlur(out, (0, 0), blur_sigma)
     if motion_px >= 1.5:

@@ -64,6 +64,7 @@ class Scene:
     settler_shape: str = "disc"
     paint_variation: bool = True
     edge_gain: float = 0.2         # how much the pieces' rounded edges catch the light
+    grain: float = 0.05            # contrast of the wood grain showing through the paint
     # the sensor
     exposure: float = 1.0
     white_balance: tuple[float, float, float] = (1.0, 1.0, 1.0)  # BGR gains of a wrong white balance
@@ -102,7 +103,7 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
                                                            (60, 60, 60)]) + rng.uniform(-20, 20, 3)),
     }[table]()
     elevation = float(90 - 50 * rng.uniform() ** 1.3)
-    fill = float(rng.uniform(0.45, 0.95)) if rng.random() < 0.88 else float(rng.uniform(1.0, 1.3))
+    fill = float(rng.uniform(0.4, 0.95)) if rng.random() < 0.88 else float(rng.uniform(1.0, 1.3))
     warm = rng.random() < 0.45
     return Scene(
         style=style if style is not None else str(rng.choice(STYLES)),
@@ -137,6 +138,7 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         clutter=tuple(str(c) for c in rng.choice(CLUTTER, size=rng.integers(0, 4), replace=False)),
         hands=int(rng.choice([0, 0, 0, 1, 1, 2])),
         edge_gain=float(rng.uniform(0.0, 0.4)),
+        grain=float(rng.uniform(0.0, 0.07)),
         settler_shape=str(rng.choice(["disc", "block"])) if edition == "classic" else "meeple",
         exposure=float(np.exp(rng.normal(0, 0.15))),
         white_balance=tuple(float(v) for v in np.exp(rng.normal(0, 0.05, 3))),

@@ -44,12 +44,16 @@ class DecodeSettings:
     unsure : sectors whose posterior is below this are written ``?``.
     min_sector_visible : sectors with less of their area inside the photo are ``?``.
     min_piece : a piece is reported when P(no piece) is below ``1 − min_piece``.
+    min_tile_readable : a tile the lattice calls visible (``visible`` ≥ 0.5) whose
+        sectors show a tile top on average less than this is no tile at all (the
+        lattice saw one on the table) and is left out.
     """
 
     mismatch: float = 0.02
     unsure: float = 0.9
     min_sector_visible: float = 0.5
     min_piece: float = 0.5
+    min_tile_readable: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ class TileEvidence:
 
     hex: Hex
     sector_probs: np.ndarray         # (12, 3) over TERRAINS
-    sector_visible: np.ndarray       # (12,) share of each sector inside the photo
+    sector_visible: np.ndarray       # (12,) share of each sector inside the photo and showing a tile top
     corners_px: np.ndarray           # (6, 2) in original photo pixels
     visible: float = 1.0
     piece: PieceReading | None = None
@@ -138,6 +142,8 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
 def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
              settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None) -> Board:
     """The board read from the evidence of every tile, with confidences and image geometry."""
+    evidence = {h: e for h, e in evidence.items()
+                if e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable}
     posterior = decode_sectors(evidence, settings)
     tiles, pieces = [], []
     for h, e in evidence.items():

@@ -78,8 +78,10 @@ def summary(name: str, result, doc: dict[str, Any]) -> str:
     lines.append("  legal" if not violations else f"  {len(violations)} rule violation(s):")
     lines += [f"    - {v['message']}" for v in violations]
     territory = doc.get("territory") or {}
-    if territory.get("contested"):
-        lines.append(f"  contested tiles: {len(territory['contested'])}")
+    contested = territory.get("contested") or []
+    if contested:
+        cells = ", ".join(f"({c['q']},{c['r']}) {'/'.join(c['players'])}" for c in contested[:8])
+        lines.append(f"  contested tiles: {len(contested)}: {cells}{' …' if len(contested) > 8 else ''}")
     lines += [f"  note: {a}" for a in result.advice]
     return "\n".join(lines)
 

@@ -98,7 +98,7 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     height, width = image_bgr.shape[:2]
     size = (width, height)
     points, weights = board_region.centre_candidates()
-    assignment = _track(previous, points, weights, size) if previous is not None else None
+    assignment = _track(previous, points) if previous is not None else None
     if assignment is None:
         assignment = assign_lattice(points, weights, size)
     if assignment is None or assignment.inlier.sum() < 1:
@@ -106,19 +106,21 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     timings = {"assign": time.perf_counter() - start}
     model = assignment.model
     if assignment.inlier.sum() >= 8:
+        # Robust refit: a candidate on a piece or a neighbour's edge must not pull the whole lattice.
         model = fit_model(hex_centres(assignment.axial[assignment.inlier]), points[assignment.inlier], size,
-                          initial=model, fit_distortion=assignment.inlier.sum() >= 12)
+                          initial=model, fit_distortion=assignment.inlier.sum() >= 12,
+                          loss_scale_px=0.1 * model.scale_px(hex_centres(assignment.axial[assignment.inlier]).mean(0)))
     cells = _present_cells(model, board_region, assignment)
     timings["cells"] = time.perf_counter() - start - timings["assign"]
-    if cells:
-        model, cells = _refine(image_bgr, model, cells)
+    if not cells:
+        raise NoBoardFound("no tiles found in the photo: is the board in the picture and in focus?")
+    model, cells = _refine(image_bgr, model, cells)
     timings["refine"] = time.perf_counter() - start - timings["assign"] - timings["cells"]
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
     return LatticeFit(cells, model, radius, timings)
 
 
-def _track(previous: LatticeFit, points: np.ndarray, weights: np.ndarray,
-           size: tuple[int, int]) -> Assignment | None:
+def _track(previous: LatticeFit, points: np.ndarray) -> Assignment | None:
     """Match candidates to the previous frame's lattice; None when the board moved too much."""
     if len(points) == 0 or not previous.cells:
         return None

@@ -31,12 +31,21 @@ from scanner.lattice_model import (
 MATCH_TOLERANCE = 0.42
 #: Board-plane reach of the successive growth rings around the seed.
 GROWTH_RADII = (2.1, 3.8, 5.6, 8.0, 12.0, 1e9)
-#: Angle range (degrees) between two neighbour vectors taken as adjacent lattice directions.
-ADJACENT_ANGLES = (30.0, 100.0)
+#: Angle range (degrees) between two neighbour vectors that are not in line.
+SPREAD_ANGLES = (25.0, 155.0)
+#: Second neighbours of a seed tried against its nearest one.
+SECOND_NEIGHBOURS = 3
 MAX_SEEDS = 8
-#: Candidates up to this multiple of the nearest one's distance count as neighbours of a seed
-#: (a view from 40° shortens one lattice direction to about 0.64 of the others; the second ring is at √3).
-NEIGHBOUR_RATIO = 1.6
+#: Least isotropy (smaller over larger singular value of the board → photo map) of a plausible view;
+#: a camera 40 degrees above the table gives about 0.64, less with strong perspective.
+MIN_ISOTROPY = 0.4
+#: Isotropy of a hypothesis good enough to stop looking for others.
+CONFIDENT_ISOTROPY = 0.55
+#: Hypotheses scoring at least this share of the best one compete on how little they stretch the board.
+TIE_SHARE = 0.97
+#: Candidates up to this multiple of the nearest one's distance may be neighbours of a seed (a view
+#: from 40 degrees with strong perspective makes one lattice direction twice as long as another).
+NEIGHBOUR_RATIO = 2.6
 
 
 @dataclass(frozen=True)
@@ -80,46 +89,56 @@ def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[in
     # Tile centres are about one spacing apart: a lattice much finer than that is explaining noise.
     heavy = points[np.argsort(-weights)[: max(3, len(points) // 2)]]
     spacing = float(np.median(cKDTree(heavy).query(heavy, k=2)[0][:, 1]))
-    best: Assignment | None = None
-    best_score = -1.0
+    found_all: list[tuple[float, float, Assignment]] = []
     for seed in np.argsort(-weights)[:MAX_SEEDS]:
         for affine in _seed_hypotheses(points, tree, seed):
-            found = _grow(points, weights, seed, affine, image_size, fit_distortion)
-            if found is None or _spacing(found) < 0.6 * spacing:
+            try:
+                found = _grow(points, weights, seed, affine, image_size, fit_distortion)
+            except np.linalg.LinAlgError:  # a degenerate hypothesis
+                continue
+            if found is None or _spacing(found) < 0.6 * spacing or _isotropy(found) < MIN_ISOTROPY:
                 continue
             score = float(weights[found.inlier].sum() - 0.1 * found.residual[found.inlier].sum())
-            if score > best_score:
-                best, best_score = found, score
-        if best is not None and best.inlier.sum() >= 0.9 * len(points):
+            found_all.append((score, _isotropy(found), found))
+        if any(f[2].inlier.sum() >= 0.9 * len(points) and f[1] >= CONFIDENT_ISOTROPY for f in found_all):
             break
-    return best
+    if not found_all:
+        return None
+    # A sheared lattice can explain the same centres (the lattice maps onto itself under shears), but it
+    # needs a far more stretched view than any camera above 40 degrees gives: among hypotheses explaining
+    # about as much, take the least stretched.
+    top = max(score for score, _, _ in found_all)
+    plausible = [f for f in found_all if f[0] >= TIE_SHARE * top]
+    return max(plausible, key=lambda f: f[1])[2]
 
 
 def _seed_hypotheses(points: np.ndarray, tree: cKDTree, seed: int) -> list[np.ndarray]:
-    """Affine board → image maps putting the seed at hex (0, 0) and two neighbours at adjacent hexes."""
-    k = min(8, len(points))
-    dist, idx = tree.query(points[seed], k=k)
+    """Affine board → image maps putting the seed at hex (0, 0) and its nearest neighbour at hex (1, 0).
+
+    A second neighbour, not in line with the first, may be the next lattice
+    direction, the one after it, or the second ring between them (a steep view
+    or a hole in the board can hide the others); each reading is a hypothesis,
+    always turning the same way on screen as in the board plane (never mirrored).
+    """
+    dist, idx = tree.query(points[seed], k=min(8, len(points)))
     dist, idx = dist[1:], idx[1:]
     if len(dist) < 2:
         return []
-    nearest = dist[0]
-    near = [i for d, i in zip(dist, idx) if d < NEIGHBOUR_RATIO * nearest]
-    vectors = [points[i] - points[seed] for i in near]
+    near = [i for d, i in zip(dist, idx) if d < NEIGHBOUR_RATIO * dist[0]]
+    v1 = points[near[0]] - points[seed]
     hypotheses = []
-    v1 = vectors[0]
-    for v2 in vectors[1:]:
+    for i in near[1:SECOND_NEIGHBOURS + 1]:
+        v2 = points[i] - points[seed]
         cos = float(np.dot(v1, v2) / (np.linalg.norm(v1) * np.linalg.norm(v2)))
-        angle = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
-        if not ADJACENT_ANGLES[0] <= angle <= ADJACENT_ANGLES[1]:
+        if not SPREAD_ANGLES[0] <= np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))) <= SPREAD_ANGLES[1]:
             continue
         # Image y grows downwards: a negative cross product means v2 is counter-clockwise of v1 on screen.
-        counter_clockwise = v1[0] * v2[1] - v1[1] * v2[0] < 0
-        second = DIRECTION_STEPS[1] if counter_clockwise else DIRECTION_STEPS[5]
-        board = np.array([[0.0, 0.0], DIRECTION_STEPS[0], second])
-        image = np.array([points[seed], points[seed] + v1, points[seed] + v2])
-        hypotheses.append(affine_from(board, image))
-        if len(hypotheses) == 4:
-            break
+        side = 1 if v1[0] * v2[1] - v1[1] * v2[0] < 0 else 5
+        for second in (DIRECTION_STEPS[side], DIRECTION_STEPS[(side * 2) % 6],
+                       DIRECTION_STEPS[0] + DIRECTION_STEPS[side]):
+            board = np.array([[0.0, 0.0], DIRECTION_STEPS[0], second])
+            image = np.array([points[seed], points[seed] + v1, points[seed] + v2])
+            hypotheses.append(affine_from(board, image))
     return hypotheses
 
 
@@ -149,6 +168,16 @@ def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray
     if inlier.sum() < 3 or model.is_mirrored(hex_centres(axial[inlier]).mean(axis=0)):
         return None
     return Assignment(model, axial, inlier, residual)
+
+
+def _isotropy(found: Assignment) -> float:
+    """Smaller over larger singular value of the board → photo map at the found tiles' centroid."""
+    centre = hex_centres(found.axial[found.inlier]).mean(axis=0)
+    probe = np.array([centre, centre + [1e-3, 0.0], centre + [0.0, 1e-3]])
+    image = found.model.board_to_image(probe)
+    jacobian = np.stack([image[1] - image[0], image[2] - image[0]], axis=-1)
+    singular = np.linalg.svd(jacobian, compute_uv=False)
+    return float(singular[-1] / singular[0])
 
 
 def _spacing(found: Assignment) -> float:

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from fjords.board import Board
-from fjords.geometry import SECTORS
+from fjords.geometry import SECTORS, Hex
 from scanner.patches import sector_triangle
 
 TERRAIN_BGR = {"S": (200, 120, 30), "M": (110, 110, 120), "P": (60, 190, 90), "?": (200, 0, 200)}
@@ -72,6 +72,10 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         if player is not None:
             cv2.fillPoly(tint, [np.round(corners).astype(np.int32)], PLAYER_BGR.get(player, (255, 255, 255)))
     out = cv2.addWeighted(tint, 0.35, out, 0.65, 0)
+    for q, r in _contested_tiles(analysis.get("territory")):
+        tile = board.tiles.get(Hex(q, r))
+        if tile is not None and len(tile.extra.get("corners_px", ())) == 6:
+            _hatch(out, np.asarray(tile.extra["corners_px"], dtype=np.float64) / scale)
     for tile in board.tiles.values():
         corners = np.asarray(tile.extra.get("corners_px", ()), dtype=np.float64) / scale
         if corners.shape != (6, 2):
@@ -123,9 +127,29 @@ def _secured_tiles(territory: Mapping[str, Any] | None) -> dict[tuple[int, int],
     return owner
 
 
+def _contested_tiles(territory: Mapping[str, Any] | None) -> list[tuple[int, int]]:
+    return [(int(t["q"]), int(t["r"])) for t in (territory or {}).get("contested") or ()]
+
+
+def _hatch(image: np.ndarray, corners: np.ndarray) -> None:
+    """White diagonal hatching inside a tile: contested land, readable without colour."""
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int)
+    x0, y0 = max(x0, 0), max(y0, 0)
+    x1, y1 = min(x1, image.shape[1]), min(y1, image.shape[0])
+    if x1 <= x0 or y1 <= y0:
+        return
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [np.round(corners - [x0, y0]).astype(np.int32)], 1)
+    yy, xx = np.mgrid[y0:y1, x0:x1]
+    step = max(6, (x1 - x0) // 8)
+    lines = ((xx + yy) % step) < max(1, step // 4)
+    image[y0:y1, x0:x1][(mask > 0) & lines] = (255, 255, 255)
+
+
 def _legend(image: np.ndarray, board: Board, letters: Mapping[str, str], score: Mapping[str, int]) -> None:
     lines = [f"{letters[p]} = {p}: {score.get(p, 0)} pt" for p in letters]
-    lines.append("S sea  M mountain  P plain  ? unread")
+    lines.append("S sea  M mountain  P plain  ? unread  hatched: contested")
     lines.append("square house  circle settler  triangle rune")
     scale = max(0.5, image.shape[1] / 1600)
     height = int(32 * scale)

@@ -184,8 +184,8 @@ class Scanner:
                  timings: dict[str, float] | None = None) -> dict:
         """What the classifiers read on each tile (:class:`TileEvidence`, geometry in original pixels)."""
         timings = {} if timings is None else timings
-        readable = [c for c in cells if c.visible >= MIN_TILE_VISIBLE]
-        corners = [np.asarray(c.corners_px, dtype=np.float64) for c in readable]
+        seen = [c for c in cells if c.visible >= MIN_TILE_VISIBLE]
+        corners = [np.asarray(c.corners_px, dtype=np.float64) for c in seen]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
             sector_probs, readable = self.sectors.predict(pyramid, corners)
@@ -193,7 +193,7 @@ class Scanner:
         with timed(timings, "pieces"):
             pieces = self.pieces.predict(pyramid, corners)
         evidence = {}
-        for n, cell in enumerate(readable):
+        for n, cell in enumerate(seen):
             evidence[cell.hex] = TileEvidence(cell.hex, sector_probs[n], visible[n], corners[n] / scale,
                                               float(cell.visible), _in_original(pieces[n], scale))
         for cell in cells:

@@ -7,7 +7,7 @@ tile centres (a Gaussian of 0.3 tile radii). Targets are drawn from the
 render's truth corners. Seeds below 1 000 000 only.
 
     python -m scanner.train_locate data --count 600 --seed 0
-    python -m scanner.train_locate train --epochs 30
+    python -m scanner.train_locate train --minutes 20
 
 Needs the ``[train]`` extra (torch, onnx); the scanner itself only runs the ONNX file.
 """
@@ -131,7 +131,11 @@ def _load_data(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return tuple(np.concatenate(arrays) for arrays in zip(*parts))
 
 
-def train(data_paths: list[Path], epochs: int, out: Path, seed: int, crop: int = 192) -> None:
+def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: int = 128, batch: int = 12) -> None:
+    """Train for a time budget (the machine is shared: steps per minute vary), then export ONNX.
+
+    The learning rate follows a cosine from 3e-3 to 0 over the budget.
+    """
     import torch
 
     torch.manual_seed(seed)
@@ -142,27 +146,30 @@ def train(data_paths: list[Path], epochs: int, out: Path, seed: int, crop: int =
     target = np.stack([targets(corners[owners == i], visible[owners == i], size) for i in range(len(images))])
     net = make_network()
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
-    steps_per_epoch = max(1, len(images) // 16)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, 3e-3, total_steps=epochs * steps_per_epoch)
-    for epoch in range(epochs):
-        start, total = time.time(), 0.0
-        net.train()
-        for _ in range(steps_per_epoch):
-            x, y = _batch(images, target, rng, 16, crop)
-            pred = net(torch.from_numpy(x))
-            y = torch.from_numpy(y)
-            bce = torch.nn.functional.binary_cross_entropy
-            mask_loss = (bce(pred[:, 0], y[:, 0], reduction="none") * y[:, 2]).mean()
-            # Centre pixels are rare: weight them up so the peaks are learnt.
-            weight = (1.0 + 20.0 * y[:, 1]) * y[:, 2]
-            heat_loss = (bce(pred[:, 1], y[:, 1], reduction="none") * weight).mean()
-            loss = mask_loss + heat_loss
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            schedule.step()
-            total += float(loss)
-        print(f"epoch {epoch + 1}/{epochs} loss {total / steps_per_epoch:.4f} ({time.time() - start:.0f} s)", flush=True)
+    bce = torch.nn.functional.binary_cross_entropy
+    budget = minutes * 60.0
+    start = time.time()
+    step, recent = 0, []
+    net.train()
+    while (elapsed := time.time() - start) < budget:
+        for group in optimiser.param_groups:
+            group["lr"] = 3e-3 * 0.5 * (1.0 + np.cos(np.pi * elapsed / budget))
+        x, y = _batch(images, target, rng, batch, crop)
+        pred = net(torch.from_numpy(x))
+        y = torch.from_numpy(y)
+        mask_loss = (bce(pred[:, 0], y[:, 0], reduction="none") * y[:, 2]).mean()
+        # Centre pixels are rare: weight them up so the peaks are learnt.
+        weight = (1.0 + 20.0 * y[:, 1]) * y[:, 2]
+        heat_loss = (bce(pred[:, 1], y[:, 1], reduction="none") * weight).mean()
+        loss = mask_loss + heat_loss
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        recent.append(float(loss))
+        step += 1
+        if step % 25 == 0:
+            print(f"step {step} ({elapsed / 60:.1f} min) loss {np.mean(recent):.4f}", flush=True)
+            recent = []
     export(net, out, size)
 
 
@@ -207,14 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     data.add_argument("--out", type=Path, default=DEFAULT_DATA)
     fit = sub.add_parser("train", help="train and export models/tile_tops.onnx")
     fit.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA])
-    fit.add_argument("--epochs", type=int, default=30)
+    fit.add_argument("--minutes", type=float, default=20.0, help="training time budget")
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--out", type=Path, default=DEFAULT_MODEL)
     args = parser.parse_args(argv)
     if args.step == "data":
         build_dataset(args.count, args.seed, args.out)
     else:
-        train(args.data, args.epochs, args.out, args.seed)
+        train(args.data, args.minutes, args.out, args.seed)
     return 0
 
 

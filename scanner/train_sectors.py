@@ -8,15 +8,13 @@ samples from other seeds.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 
 from fjords.geometry import SECTORS, TERRAINS
-from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.sectors import MODEL_FILE, SECTOR_WINDOW, SectorClassifier, sector_windows, to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter
+from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter, stage_main
 
 
 def build_model():
@@ -81,25 +79,7 @@ def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scanner.train_sectors", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="action", required=True)
-    p_train = sub.add_parser("train", help="train on rendered samples and write the ONNX model")
-    p_train.add_argument("--data", type=Path, nargs="+", required=True,
-                         help="sample files from python -m scanner.training")
-    p_train.add_argument("--out", type=Path, default=DEFAULT_MODELS_DIR / MODEL_FILE)
-    p_train.add_argument("--steps", type=int, default=6000)
-    p_train.add_argument("--batch", type=int, default=256)
-    p_train.add_argument("--seed", type=int, default=0)
-    p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
-    p_eval.add_argument("--data", type=Path, nargs="+", required=True)
-    p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
-    args = parser.parse_args(argv)
-    if args.action == "train":
-        train(args.data, args.out, args.steps, args.batch, args.seed)
-    else:
-        for key, value in evaluate(args.data, args.models).items():
-            print(f"{key:32s} {value:.6g}")
-    return 0
+    return stage_main("scanner.train_sectors", __doc__, MODEL_FILE, train, evaluate, steps=5000, batch=128, argv=argv)
 
 
 if __name__ == "__main__":

@@ -236,6 +236,32 @@ def export_onnx(model, example, path: str | Path, output_names: list[str]) -> No
                           opset_version=17, dynamo=False)
 
 
+def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps: int, batch: int,
+               argv: list[str] | None = None) -> int:
+    """The ``train`` / ``evaluate`` command line of a reading stage's model."""
+    from scanner.onnx_model import DEFAULT_MODELS_DIR
+
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    p_train = sub.add_parser("train", help="train on rendered samples and write the ONNX model")
+    p_train.add_argument("--data", type=Path, nargs="+", required=True,
+                         help="sample files from python -m scanner.training")
+    p_train.add_argument("--out", type=Path, default=DEFAULT_MODELS_DIR / model_file)
+    p_train.add_argument("--steps", type=int, default=steps)
+    p_train.add_argument("--batch", type=int, default=batch)
+    p_train.add_argument("--seed", type=int, default=0)
+    p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
+    p_eval.add_argument("--data", type=Path, nargs="+", required=True)
+    p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
+    args = parser.parse_args(argv)
+    if args.action == "train":
+        train(args.data, args.out, args.steps, args.batch, args.seed)
+    else:
+        for key, value in evaluate(args.data, args.models).items():
+            print(f"{key:36s} {value:.6g}")
+    return 0
+
+
 def dataset_main(argv: list[str] | None = None) -> int:
     """``python -m scanner.training``: render photos and save their labelled samples."""
     parser = argparse.ArgumentParser(prog="python -m scanner.training",

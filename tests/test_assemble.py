@@ -99,3 +99,16 @@ def test_stricter_threshold_writes_more_unknowns():
     strict = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.99))
     assert loose.tiles[A].terrain == "P" * 12
     assert strict.tiles[A].terrain == "?" * 12
+
+
+def test_visible_tile_showing_no_tile_top_is_left_out():
+    empty = np.zeros(SECTORS)
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: evidence(B, sure("SSSSSSSSSSSS"), visible=empty)})
+    assert set(board.tiles) == {A}
+
+
+def test_hidden_tile_is_kept_with_every_sector_unknown():
+    hidden = TileEvidence(B, np.full((SECTORS, 3), 1 / 3), np.zeros(SECTORS), CORNERS, 0.0)
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: hidden})
+    assert board.tiles[B].terrain == "?" * SECTORS
+    assert board.tiles[A].terrain == "P" * SECTORS

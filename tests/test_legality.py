@@ -4,21 +4,14 @@ the placement-order search against brute force."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from strategies import (
-    buildable,
-    doc_examples,
-    draw,
-    forced_sectors,
-    land_is_one_mass,
-    legal_boards,
-    natural_terrain,
-    readings,
-)
+from positions import RULES_DOC, doc_board, doc_examples, draw
+from strategies import buildable, forced_sectors, land_is_one_mass, legal_boards, natural_terrain, readings
 
 from fjords import Board, Hex, Piece, Rules, Tile
 from fjords.geometry import SECTORS
@@ -30,10 +23,6 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 def rules_of(violations: list[Violation]) -> list[str]:
     return sorted(v.rule for v in violations)
-
-
-def example(name: str) -> Board:
-    return next(e.board for e in EXAMPLES if e.name == name)
 
 
 # -- the positions of docs/rules.md ------------------------------------------------------------------
@@ -51,34 +40,48 @@ def test_doc_has_a_position_for_every_rule():
     assert shown == set(RULES)
 
 
+def heading_anchor(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's) gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_rules_doc_links_point_at_its_headings():
+    text = RULES_DOC.read_text(encoding="utf-8")
+    anchors = {heading_anchor(h) for h in re.findall(r"^#+ (.*)$", text, re.M)}
+    links = re.findall(r"\]\(#([^)]*)\)", text)
+    assert len(links) >= 20  # the contents and every rule we had to interpret
+    assert set(links) <= anchors
+    assert {"placement-order", "rune-stones-2022-edition", "three-or-four-players-paranoid-search"} <= anchors
+
+
 def test_violations_name_the_tiles_concerned():
-    [edge] = legal_violations(example("edge-mismatch"))
+    [edge] = legal_violations(doc_board("edge-mismatch"))
     assert edge.tiles == (Hex(1, -1), Hex(2, -1))
     assert "(1, -1)" in edge.message and "(2, -1)" in edge.message
-    [order] = legal_violations(example("placement-order"))
+    [order] = legal_violations(doc_board("placement-order"))
     assert order.tiles == (Hex(-1, 0), Hex(0, -1))
-    landmass = legal_violations(example("landmass"))[1]
+    landmass = legal_violations(doc_board("landmass"))[1]
     assert (landmass.rule, landmass.tiles) == ("landmass", (Hex(1, -1),))
-    [crowded] = legal_violations(example("two-pieces-on-tile"))
+    [crowded] = legal_violations(doc_board("two-pieces-on-tile"))
     assert crowded.tiles == (Hex(2, -1),) and len(crowded.pieces) == 2
 
 
 def test_violations_sorted_by_rule_then_tiles():
-    found = legal_violations(example("piece-count"))
+    found = legal_violations(doc_board("piece-count"))
     assert [v.rule for v in found] == ["piece-count"] + ["house-on-forbidden-tile"] * 3
     forbidden = [v.tiles for v in found[1:]]
     assert forbidden == sorted(forbidden)
 
 
 def test_violation_json():
-    [disconnected] = legal_violations(example("settler-disconnected"))
+    [disconnected] = legal_violations(doc_board("settler-disconnected"))
     assert disconnected.to_json() == {
         "rule": "settler-disconnected", "message": disconnected.message, "tiles": [[0, 0]],
         "pieces": [{"q": 0, "r": 0, "sector": 0, "kind": "settler", "player": "red"}]}
 
 
 def test_epic_rules_allow_more_houses():
-    five_houses = replace(example("piece-count"), edition="2022")
+    five_houses = replace(doc_board("piece-count"), edition="2022")
     assert "piece-count" in rules_of(legal_violations(five_houses))
     assert "piece-count" not in rules_of(legal_violations(five_houses, Rules.for_edition("2022", epic=True)))
 
@@ -103,7 +106,7 @@ def test_sea_start_then_first_land_anywhere():
 
 
 def test_stones_off_the_tiles_and_pieces_without_a_tile():
-    board = example("legal")
+    board = doc_board("legal")
     odin = Piece(Hex(5, 5), None, "runestone")
     assert legal_violations(board.with_pieces(board.pieces + (odin, odin))) == [
         Violation("two-pieces-on-tile", "Tile (5, 5) holds 2 pieces (runestone, runestone); a tile holds one.",
@@ -113,7 +116,7 @@ def test_stones_off_the_tiles_and_pieces_without_a_tile():
 
 
 def test_unread_all_mountain_tile_is_undecided_for_houses():
-    board = example("house-on-forbidden-tile")
+    board = doc_board("house-on-forbidden-tile")
     mostly_mountain = Tile(Hex(2, -1), "MMMMMMMMMMM?")
     board = board.with_tiles([t for t in board.tiles.values() if t.hex != Hex(2, -1)] + [mostly_mountain])
     assert "house-on-forbidden-tile" in rules_of(undecided(board))
@@ -121,7 +124,7 @@ def test_unread_all_mountain_tile_is_undecided_for_houses():
 
 
 def test_answers_do_not_depend_on_tile_or_piece_order():
-    board = example("runes-thor-odin")
+    board = doc_board("runes-thor-odin")
     shuffled = Board.from_tiles(reversed(list(board.tiles.values())), reversed(board.pieces), edition="2022")
     assert legal_violations(shuffled) == legal_violations(board)
     assert undecided(shuffled) == undecided(board)
@@ -298,7 +301,7 @@ def test_placement_order_and_landmass_match_brute_force(seed):
 
 def test_closure_is_exact_where_order_of_placement_matters():
     # Both X and Y fit the start; taking either first must not block the other (monotonicity).
-    board = example("placement-order-unmarked")
+    board = doc_board("placement-order-unmarked")
     terrains = {h: t.terrain for h, t in board.tiles.items()}
     assert buildable(terrains) and legal_violations(board) == []
     assert not buildable(terrains, frozenset({Hex(0, 0), Hex(1, 0), Hex(1, -1)}))

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import RULES_DOC, doc_examples, legal_boards
+from positions import RULES_DOC, doc_board, doc_examples
+from strategies import legal_boards
 
 from fjords import Board, Hex, Piece, Tile
 from fjords.scoring import (
@@ -23,10 +24,6 @@ from fjords.scoring import (
 )
 
 EXAMPLES = doc_examples("Legality") + doc_examples("Scoring")
-
-
-def example(name: str) -> Board:
-    return next(e.board for e in EXAMPLES if e.name == name)
 
 
 def doc_matches() -> list[tuple[str, list[dict[str, int]], list[str]]]:
@@ -56,18 +53,18 @@ def test_doc_shows_three_matches():
 
 
 def test_breakdown_of_rune_bonuses():
-    lines = score_breakdown(example("runes-thor-odin"))
+    lines = score_breakdown(doc_board("runes-thor-odin"))
     assert lines == {"red": ScoreLine(settlers=2, rune_bonus=4), "yellow": ScoreLine(settlers=1, rune_bonus=1)}
     assert lines["red"].to_json() == {"settlers": 2, "rune_bonus": 4, "total": 6}
 
 
 def test_runes_inferred_from_where_they_stand():
-    board = example("runes-thor-odin")
+    board = doc_board("runes-thor-odin")
     thor, odin = [p for p in board.pieces if p.kind == "runestone"]
     assert (infer_rune(board, thor), infer_rune(board, odin)) == ("thor", "odin")
-    gyfu, laguz = [p for p in example("runes-gyfu-laguz").pieces if p.kind == "runestone"]
-    assert (infer_rune(example("runes-gyfu-laguz"), gyfu), infer_rune(example("runes-gyfu-laguz"), laguz)) == (
-        "gyfu", "laguz")
+    other = doc_board("runes-gyfu-laguz")
+    gyfu, laguz = [p for p in other.pieces if p.kind == "runestone"]
+    assert (infer_rune(other, gyfu), infer_rune(other, laguz)) == ("gyfu", "laguz")
     assert infer_rune(board, replace(thor, rune="laguz")) == "laguz"  # a named rune wins
 
 
@@ -94,12 +91,12 @@ def test_majority_tie_split_rounded_down_and_unknown_runes():
 
 
 def test_rune_stones_score_nothing_in_the_classic_edition():
-    board = replace(example("runes-thor-odin"), edition="classic")
+    board = replace(doc_board("runes-thor-odin"), edition="classic")
     assert score(board) == {"red": 2, "yellow": 1}
 
 
 def test_players_without_settlers_score_zero_and_stones_are_no_players():
-    board = example("house-on-forbidden-tile")
+    board = doc_board("house-on-forbidden-tile")
     assert score(board) == {"red": 0, "yellow": 0}
     assert score(Board()) == {}
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_settlement import board_of, random_position
-from test_territory import AROUND
+from positions import AROUND, AROUND_CONTESTED, random_position
 
 from fjords import Board, Hex, Piece
 from fjords.settlement import place, settler_moves
@@ -80,18 +79,17 @@ def test_three_players_paranoid_matches_brute_force(seed):
 
 
 def test_the_player_to_move_must_pass_without_a_move():
-    board = board_of(AROUND, [(1, 0, 6, "house", "red"), (-1, 1, 2, "house", "blue"),
-                              (0, 0, 0, "settler", "red")])
+    board = place(AROUND_CONTESTED, Piece(Hex(0, 0), 0, "settler", "red"))
     solution = solve(board, "blue", players=("red", "blue"))
     assert solution.best_move is None
     assert solution.exact and solution.scores == {"red": 4, "blue": 0}
 
 
 def test_taking_the_shared_tile_first_wins():
-    # Position 4 with blue behind (-1,1): whoever settles (0,0) first cuts the other off.
-    board = board_of(AROUND, [(1, 0, 6, "house", "red"), (-1, 1, 2, "house", "blue")])
+    # The doc's position "territory-around" with blue behind (-1,1): whoever settles (0,0) first
+    # cuts the other off.
     for mover, other in (("red", "blue"), ("blue", "red")):
-        solution = solve(board, mover)
+        solution = solve(AROUND_CONTESTED, mover)
         assert solution.exact
         assert solution.best_move == Piece(Hex(0, 0), 0 if mover == "red" else 6, "settler", mover)
         assert solution.scores == {mover: 4, other: 0}
@@ -99,8 +97,7 @@ def test_taking_the_shared_tile_first_wins():
 
 
 def test_a_private_region_is_counted_and_its_move_is_real():
-    board = board_of(AROUND, [(1, 0, 6, "house", "red")])
-    solution = solve(board, "red", players=("red", "blue"))
+    solution = solve(AROUND, "red", players=("red", "blue"))
     assert solution.scores == {"red": 4, "blue": 0}
     assert solution.best_move == Piece(Hex(0, 0), 0, "settler", "red")
     assert solution.nodes <= 2

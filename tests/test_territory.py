@@ -1,37 +1,35 @@
-"""Territory: the positions of docs/rules-settlement.md and exact reach against brute force."""
+"""Territory: the positions of docs/rules.md ("Territory") and exact reach against brute force."""
 
 from __future__ import annotations
 
 import time
+from typing import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_settlement import board_of, random_position
+from positions import AROUND, AROUND_CONTESTED, doc_examples, draw, random_position
 
 from fjords import Board, Hex, Rules
-from fjords.settlement import place, plains_index, position, reachable_tiles, settler_moves, solo_maximum
-from fjords.territory import territory
+from fjords.plains import plains_index
+from fjords.settlement import place, position, reachable_tiles, settler_moves, solo_maximum
+from fjords.territory import Territory, territory
 
-# Position 4: the route around a two-segment tile.
-#                 (0,-1) PPPPPPPPPPMP   (1,-1) SSSSSSPPPPSS
-#   (-1,0) PPPPSSSSSSSS    (0,0) PPPPPMPPPPMM    (1,0) SSSSSSPPSSSS  house red
-#          (-1,1) SSPPSSSSSSSS
-# (0,0) has two segments: "a" (sectors 0-4: east, north-east, half the north-west edge)
-# and "b" (6-9: west, south-west). Red enters a, goes round the north through
-# (1,-1), (0,-1), (-1,0) and back into b, which touches (-1,1). That walk uses
-# (0,0) twice; a tile takes one piece, so (-1,1) is out of reach.
-AROUND = {(0, 0): "PPPPPMPPPPMM", (1, 0): "SSSSSSPPSSSS", (1, -1): "SSSSSSPPPPSS",
-          (0, -1): "PPPPPPPPPPMP", (-1, 0): "PPPPSSSSSSSS", (-1, 1): "SSPPSSSSSSSS"}
+# The ring around (0,0), whose two segments a walk through the ring would use both of.
 RING = [Hex(0, 0), Hex(1, -1), Hex(0, -1), Hex(-1, 0)]
 
 
+@pytest.mark.parametrize("position", doc_examples("Territory"), ids=lambda e: e.name)
+def test_doc_position_is_drawn_from_its_data(position):
+    assert draw(position.board) == position.drawing, "the drawing in docs/rules.md drifted from its data"
+
+
 def test_a_flood_overestimates_and_territory_does_not():
-    board = board_of(AROUND, [(1, 0, 6, "house", "red")])
-    pos = position(board)
+    pos = position(AROUND)
     flooded = {pos.index.segments[s][0] for s in range(len(pos.index.segments))
                if pos.index.reach(pos.frontier["red"], pos.free) >> s & 1}
     assert Hex(-1, 1) in flooded
-    t = territory(board)
+    t = territory(AROUND)
     assert sorted(t.secured["red"]) == sorted(RING)
     assert t.dead == (Hex(-1, 1),)
     assert t.contested == ()
@@ -41,8 +39,7 @@ def test_a_flood_overestimates_and_territory_does_not():
 
 
 def test_an_opponent_behind_the_tile_contests_the_ring():
-    board = board_of(AROUND, [(1, 0, 6, "house", "red"), (-1, 1, 2, "house", "blue")])
-    t = territory(board)
+    t = territory(AROUND_CONTESTED)
     assert sorted(t.contested) == sorted(RING)
     assert t.secured == {"red": (), "blue": ()}
     assert t.dead == ()
@@ -52,16 +49,14 @@ def test_an_opponent_behind_the_tile_contests_the_ring():
 
 
 def test_reach_is_limited_by_settlers_left():
-    board = board_of(AROUND, [(1, 0, 6, "house", "red")])
-    pos = position(board, rules=Rules(settlers_per_player=2))
+    pos = position(AROUND, rules=Rules(settlers_per_player=2))
     tiles = reachable_tiles(pos.index, pos.frontier["red"], pos.free, pos.settlers_left["red"])
     assert sorted(pos.index.hexes[t] for t in range(len(pos.index.hexes)) if tiles >> t & 1) == sorted(
         [Hex(0, 0), Hex(1, -1), Hex(0, -1)])
 
 
 def test_settling_the_shared_tile_cuts_the_opponent_off():
-    board = place(board_of(AROUND, [(1, 0, 6, "house", "red"), (-1, 1, 2, "house", "blue")]),
-                  settler_moves(board_of(AROUND, [(1, 0, 6, "house", "red")]), "red")[0])
+    board = place(AROUND_CONTESTED, settler_moves(AROUND, "red")[0])
     t = territory(board)
     assert t.points == {"red": 1, "blue": 0}
     doc = t.to_json()
@@ -119,6 +114,23 @@ def test_territory_is_exact(seed, settlers, supply):
         assert t.points[player] <= t.secured_minimum[player] <= t.reachable_maximum[player]
     classified = set(t.contested) | set(t.dead) | {h for hs in t.secured.values() for h in hs}
     assert classified == {h for h in plains_index(board).hexes if not board.pieces_at(h)}
+
+
+def moved_territory(t: Territory, move: Callable[[Hex], Hex]) -> dict[str, object]:
+    """What ``t`` says, with every tile moved by ``move``, as sets (the order of tiles may change)."""
+    return {"secured": {p: {move(h) for h in hs} for p, hs in t.secured.items()},
+            "contested": {move(h) for h in t.contested}, "dead": {move(h) for h in t.dead},
+            "reach": {move(h): players for h, players in t.reach.items()},
+            "points": t.points, "secured_minimum": t.secured_minimum, "reachable_maximum": t.reachable_maximum}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 12), st.integers(1, 5), st.integers(-4, 4), st.integers(-4, 4))
+def test_territory_unchanged_by_rotation_and_translation(seed, settlers, k, dq, dr):
+    board = random_position(seed, settlers=settlers, runestones=seed % 3)
+    expected = moved_territory(territory(board), lambda h: h)
+    assert moved_territory(territory(board.rotated(k)), lambda h: h.rotated(-k)) == expected
+    assert moved_territory(territory(board.translated(dq, dr)), lambda h: h.translated(-dq, -dr)) == expected
 
 
 def test_territory_is_fast():

@@ -156,10 +156,10 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     style = sample_style(scene.style, rng)
     poses = layout(board, scene, rng)
     s, top = scene.tile_radius_mm, scene.tile_thickness_mm
-    spacing = s + scene.gap_mm / SQRT3
     corners = {h: p.corners(s, top) for h, p in poses.items()}
     # What the camera frames: the tiles' corners (an empty table: a board-sized patch of it).
-    anchor = np.concatenate(list(corners.values())) if corners else TilePose(np.zeros(2), 0.0).corners(4 * s, 0.0)
+    anchor_radius = s if corners else 4 * s
+    anchor = np.concatenate(list(corners.values())) if corners else TilePose(np.zeros(2), 0.0).corners(anchor_radius, 0)
     camera = aim_camera(anchor, scene, width, height)
     canvas = Canvas(camera)
     light = key_light(scene)
@@ -167,16 +167,8 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     shadow_strength = light.key * light.direction[2] / flat_gain
 
     # Pieces and clutter are built first: their shadows fall on the table and tiles.
-    paints: dict = {}
-    piece_meshes, piece_truth = [], []
-    for piece in board.pieces:
-        tile = board.tiles.get(piece.hex)
-        pose = poses.get(piece.hex)
-        base = piece_base(piece, tile.terrain if tile else None, pose, spacing, s, top, rng)
-        faces = piece_faces(piece.kind, board.edition, base, float(rng.uniform(0, 360)),
-                            _albedo(piece, colours, paints, scene.paint_variation, rng), scene.settler_shape)
-        piece_meshes.append(faces)
-        piece_truth.append((base, base + np.array([0, 0, PIECE_HEIGHT_MM[piece.kind]]), faces))
+    piece_truth = _place_pieces(board, poses, scene, colours, rng)
+    piece_meshes = [faces for _, _, faces in piece_truth]
     board_radius = float(np.max(np.linalg.norm(anchor[:, :2] - anchor[:, :2].mean(0), axis=1))) + s
     clutter = clutter_faces(scene.clutter, anchor[:, :2].mean(0), board_radius, rng)
 
@@ -198,23 +190,15 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     _cast_shadows(canvas, casters, tile_blocks + clutter + on_table, 0.0)
 
     # Side walls, then the printed tops over them.
-    walls = []
-    side = np.array(style.side) * 0.8
-    for pose in poses.values():
-        upper, lower = pose.corners(s, top), pose.corners(s, 0.0)
-        for k in range(6):
-            j = (k + 1) % 6
-            a = math.radians(60.0 * (k + 1) + pose.turn_deg)
-            walls.append(Face(np.array([upper[k], upper[j], lower[j], lower[k]]),
-                              np.array([math.cos(a), math.sin(a), 0.0]), side))
-    draw_faces(canvas.pixels, walls, camera, canvas.origin, light)
+    draw_faces(canvas.pixels, _walls(poses, s, top, np.array(style.side) * 0.8), camera, canvas.origin, light)
     if poses:
         _draw_tops(canvas, board, poses, style, scene, light, glare, flat_gain, rng)
 
     # Pieces' shadows on the tops, then the pieces and clutter themselves.
     _cast_shadows(canvas, casters, [m for m, t in zip(piece_meshes, piece_truth) if t[0][2] >= top / 2], top)
     board_px = canvas.project(anchor)
-    px_per_mm = float(np.median(np.linalg.norm(board_px[0::6] - board_px[3::6], axis=1))) / (2 * s)
+    # Opposite corners of each (anchor) hexagon are two circumradii apart.
+    px_per_mm = float(np.median(np.linalg.norm(board_px[0::6] - board_px[3::6], axis=1))) / (2 * anchor_radius)
     # Contact shadows: the ambient light a piece blocks right around its foot, whatever the lamp does.
     feet = [_footprint(m, t[0][2]) for m, t in zip(piece_meshes + clutter, piece_truth + [(np.zeros(3),)] * len(clutter))]
     canvas.cast_shadows(feet, max(1.0, 1.2 * px_per_mm), np.full(3, 0.3))
@@ -227,12 +211,10 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     away = centre - np.append(light.direction[:2] / max(light.direction[2], 0.3), 0.0)  # the shadow of 1 mm up
     hand_mask = draw_arms(canvas.pixels, scene.hands, board_px, px_per_mm,
                           canvas.project(away) - canvas.project(centre), rng)
-    if scene.dof > 0:
-        forward = camera.rotation[2]
-        depth = (table_xy[..., 0] - camera.position[0]) * forward[0] + (
-            table_xy[..., 1] - camera.position[1]) * forward[1] - camera.position[2] * forward[2]
+    if scene.dof > 0:  # focused on the board; the table's depth stands in for everything's
+        table_depth = camera.depth(np.dstack([table_xy, np.zeros(table_xy.shape[:2], np.float32)]))
         focus = float(camera.depth(np.append(anchor[:, :2].mean(0), top)))
-        canvas.pixels = depth_of_field(canvas.pixels, depth, focus, scene.dof * px_per_mm * 3)
+        canvas.pixels = depth_of_field(canvas.pixels, table_depth, focus, scene.dof * px_per_mm * 3)
 
     map_x, map_y = camera.distortion_maps(canvas.origin)
     photo = cv2.remap(canvas.pixels, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -244,6 +226,35 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     truth = truth_document(board, scene, style, camera, canvas, poses, piece_truth, hand_mask, light, width, height)
     truth["lights"]["glare_lamp_mm"] = rounded(lamp)
     return photo, truth
+
+
+def _place_pieces(board: Board, poses: dict[Hex, TilePose], scene: Scene,
+                  colours: Mapping[str, tuple[int, int, int]] | None, rng: np.random.Generator) -> list:
+    """``(base, top, faces)`` of every piece, in the board's order: world foot and crown points, and its mesh."""
+    s, top = scene.tile_radius_mm, scene.tile_thickness_mm
+    spacing = s + scene.gap_mm / SQRT3
+    paints: dict = {}
+    placed = []
+    for piece in board.pieces:
+        tile = board.tiles.get(piece.hex)
+        base = piece_base(piece, tile.terrain if tile else None, poses.get(piece.hex), spacing, s, top, rng)
+        faces = piece_faces(piece.kind, board.edition, base, float(rng.uniform(0, 360)),
+                            _albedo(piece, colours, paints, scene.paint_variation, rng), scene.settler_shape)
+        placed.append((base, base + np.array([0, 0, PIECE_HEIGHT_MM[piece.kind]]), faces))
+    return placed
+
+
+def _walls(poses: dict[Hex, TilePose], radius: float, top: float, albedo: np.ndarray) -> list[Face]:
+    """The six cardboard side walls of every tile, facing out."""
+    walls = []
+    for pose in poses.values():
+        upper, lower = pose.corners(radius, top), pose.corners(radius, 0.0)
+        for k in range(6):
+            j = (k + 1) % 6
+            a = math.radians(60.0 * (k + 1) + pose.turn_deg)  # wall k faces direction k + 1
+            walls.append(Face(np.array([upper[k], upper[j], lower[j], lower[k]]),
+                              np.array([math.cos(a), math.sin(a), 0.0]), albedo))
+    return walls
 
 
 def _grain(canvas: Canvas, wood: np.ndarray, amount: float, px_per_mm: float, rng: np.random.Generator) -> None:

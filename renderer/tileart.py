@@ -254,13 +254,33 @@ def _paint_plains(colour, plain, pal, amount, radius, rng) -> None:
 
 
 def _paint_mountains(colour, mountain, pal, amount, radius, rng) -> None:
-    """Ridged rock lit from the upper left, with a few drawn peaks where the mountain is wide."""
+    """A hill-shaded relief: rising from the mountain's foot to ridges along its middle, lit from the upper left.
+
+    The height is the distance from the foot (so ridges follow the middle of
+    each range) roughened by ridged noise; high ground may carry snow; some
+    prints add drawn peaks where the range is wide.
+    """
     size = mountain.shape[0]
-    ridge = 1.0 - np.abs(0.7 * smooth_noise(rng, (size, size), 5) + 0.3 * smooth_noise(rng, (size, size), 11))
-    slope = (np.gradient(ridge, axis=1) - np.gradient(ridge, axis=0)) * size / 10
-    shade = np.clip(1.0 + 0.35 * amount * slope + 0.15 * amount * (ridge - 0.6), 0.6, 1.4)[..., None]
-    colour[mountain] = (colour * shade)[mountain]
     room = cv2.distanceTransform(mountain.astype(np.uint8), cv2.DIST_L2, 3)
+    if not room.any():
+        return
+    ridged = 1.0 - np.abs(0.7 * smooth_noise(rng, (size, size), 6) + 0.3 * smooth_noise(rng, (size, size), 13))
+    height = np.minimum(room / (0.35 * radius), 1.0) ** 0.7 * (0.45 + 0.55 * ridged) * radius * 0.35 * amount
+    gy, gx = np.gradient(height)
+    lambert = (-gx * -0.6 + -gy * -0.6 + 0.55) / np.sqrt(gx * gx + gy * gy + 1.0)  # light from up-left (y down)
+    shade = np.clip(0.45 + lambert / 0.55 * 0.55, 0.45, 1.45)[..., None]
+    rock = colour * shade
+    if rng.random() < 0.45 * amount:
+        top = height > np.quantile(height[mountain], 0.75)
+        rock[top] = rock[top] * 0.3 + np.float32(0.95) * 0.7 * shade[top]
+    colour[mountain] = rock[mountain]
+    if rng.random() < 0.5:
+        _draw_peaks(colour, room, pal, amount, radius, rng)
+
+
+def _draw_peaks(colour, room, pal, amount, radius, rng) -> None:
+    """Printed peak glyphs (a lit and a shaded flank) where the range has room for them."""
+    size = room.shape[0]
     lit, dark = _bgr(pal[1]), _bgr(pal[2])
     snow = _bgr(np.full(3, 0.93)) if rng.random() < 0.5 else None
     for _ in range(int(amount * rng.integers(1, 8))):

@@ -17,6 +17,7 @@ import argparse
 import math
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -218,11 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--width", type=int, default=2016)
     evaluate.add_argument("--height", type=int, default=1512)
-    evaluate.add_argument("--verbose", action="store_true")
+    evaluate.add_argument("--verbose", action="store_true", help="say what went wrong on each photo")
+    evaluate.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                          help="keep the renders in DIR (e.g. out/render-cache) to measure again quickly")
     args = parser.parse_args(argv)
     from scanner.lattice_eval import evaluate_renders
 
-    evaluate_renders(args.count, args.seed, (args.width, args.height), verbose=args.verbose)
+    evaluate_renders(args.count, args.seed, (args.width, args.height), verbose=args.verbose, cache=args.cache)
     return 0
 
 

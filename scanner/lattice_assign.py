@@ -40,7 +40,7 @@ MAX_SEEDS = 8
 #: a camera 40 degrees above the table gives about 0.64, less with strong perspective.
 MIN_ISOTROPY = 0.4
 #: Isotropy of a hypothesis good enough to stop looking for others.
-CONFIDENT_ISOTROPY = 0.55
+CONFIDENT_ISOTROPY = 0.62
 #: Hypotheses scoring at least this share of the best one compete on how little they stretch the board.
 TIE_SHARE = 0.97
 #: Candidates up to this multiple of the nearest one's distance may be neighbours of a seed (a view
@@ -100,8 +100,8 @@ def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[in
                 continue
             score = float(weights[found.inlier].sum() - 0.1 * found.residual[found.inlier].sum())
             found_all.append((score, _isotropy(found), found))
-        if any(f[2].inlier.sum() >= 0.9 * len(points) and f[1] >= CONFIDENT_ISOTROPY for f in found_all):
-            break
+            if found.inlier.sum() >= 0.9 * len(points) and found_all[-1][1] >= CONFIDENT_ISOTROPY:
+                return found
     if not found_all:
         return None
     # A sheared lattice can explain the same centres (the lattice maps onto itself under shears), but it

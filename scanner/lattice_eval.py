@@ -10,10 +10,13 @@ corner numbering turned by ``k`` and expressed in true tile radii.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import cv2
 import numpy as np
 
 from fjords.errors import FjordsError
@@ -101,19 +104,36 @@ def score_fit(cells: dict, truth: dict, score: GeometryScore) -> list[str]:
     return notes
 
 
-def evaluate_renders(count: int, seed: int, size: tuple[int, int], verbose: bool = False) -> GeometryScore:
-    """Render ``count`` photos from ``seed`` on, run locate + lattice, print the pooled measures."""
+def cached_render(seed: int, size: tuple[int, int], cache: Path | None) -> tuple[np.ndarray, dict]:
+    """A rendered photo and its truth, kept under ``cache`` (PNG + JSON) when given."""
     from renderer import render_random
+
+    if cache is not None:
+        image_path = cache / f"{seed}_{size[0]}x{size[1]}.png"
+        truth_path = image_path.with_suffix(".json")
+        if image_path.exists() and truth_path.exists():
+            return cv2.imread(str(image_path), cv2.IMREAD_COLOR), json.loads(truth_path.read_text())
+    render = render_random(seed, width=size[0], height=size[1])
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(image_path), render.image, [cv2.IMWRITE_PNG_COMPRESSION, 1])
+        truth_path.write_text(json.dumps(render.truth))
+    return render.image, render.truth
+
+
+def evaluate_renders(count: int, seed: int, size: tuple[int, int], verbose: bool = False,
+                     cache: Path | None = None) -> GeometryScore:
+    """Render ``count`` photos from ``seed`` on, run locate + lattice, print the pooled measures."""
     from scanner.lattice import fit_lattice
     from scanner.locate import TileTopNet, locate_board
 
     net = TileTopNet()
     score = GeometryScore()
     for s in range(seed, seed + count):
-        render = render_random(s, width=size[0], height=size[1])
+        image, truth = cached_render(s, size, cache)
         start = time.perf_counter()
         try:
-            fit = fit_lattice(render.image, locate_board(render.image, net))
+            fit = fit_lattice(image, locate_board(image, net))
             cells = fit.cells
         except FjordsError as exc:
             cells = {}
@@ -121,7 +141,7 @@ def evaluate_renders(count: int, seed: int, size: tuple[int, int], verbose: bool
             if verbose:
                 print(f"seed {s}: {exc}")
         score.seconds.append(time.perf_counter() - start)
-        notes = score_fit(cells, render.truth, score)
+        notes = score_fit(cells, truth, score)
         if verbose and notes:
             print(f"seed {s}: " + "; ".join(notes))
     print(score.summary())

@@ -116,7 +116,7 @@ def _same_layout(found, true) -> bool:
     return False
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000))
 def test_assignment_finds_every_tile_and_never_mirrors(seed):
     rng = np.random.default_rng(seed)
@@ -244,3 +244,31 @@ def test_fit_lattice_without_tiles_raises_no_board():
     with pytest.raises(NoBoardFound) as info:
         fit_lattice(image, region)
     assert info.value.exit_code == 3
+
+
+# -- locate: heat-map peaks and map coordinates -------------------------------------------------------
+
+from scanner.locate import heat_peaks, work_size  # noqa: E402
+
+
+def test_heat_peaks_are_found_to_a_fraction_of_a_pixel():
+    ys, xs = np.mgrid[0:60, 0:80].astype(np.float32)
+    centres = [(20.3, 15.6), (55.8, 40.2)]
+    heat = np.zeros((60, 80), np.float32)
+    for cx, cy in centres:
+        heat = np.maximum(heat, np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * 2.5 ** 2)))
+    points, heights = heat_peaks(heat, 0.25, lambda p: p)
+    order = np.argsort(points[:, 0])
+    np.testing.assert_allclose(points[order], centres, atol=0.15)
+    assert np.all(heights > 0.5)
+
+
+def test_map_and_photo_coordinates_invert_each_other():
+    size = work_size(2016, 1512)
+    assert size == (512, 384)
+    region = BoardRegion(np.zeros((192, 256), np.float32), np.zeros((192, 256), np.float32),
+                         size[0] / 2016 / 2, (0, 0, 2016, 1512), (2016, 1512))
+    photo = np.array([[0.0, 0.0], [1007.5, 755.5], [2015.0, 1511.0]])
+    np.testing.assert_allclose(region.to_photo(region.to_map(photo)), photo)
+    # The centre of the photo is the centre of the map.
+    np.testing.assert_allclose(region.to_map([[1007.5, 755.5]]), [[127.5, 95.5]])

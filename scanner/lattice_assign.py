@@ -1,12 +1,14 @@
 """Give detected tile centres their axial positions and fit the lattice model to them.
 
-A hypothesis starts at one candidate and two of its neighbours 60° apart,
-which fixes a local affine lattice (its orientation chosen so the board is
-never mirrored). It then grows: candidates near the seed that fall close to a
-lattice centre join, the model is refitted (affine, then homography, then
-homography with distortion), and the reach widens ring by ring so that
-perspective and barrel distortion are followed gradually. The hypothesis that
-explains the most candidate weight wins.
+A hypothesis starts at one candidate (the seed) and two of its neighbours,
+read as two lattice steps, which fixes a local affine lattice (its
+orientation chosen so the board is never mirrored). It then grows: candidates
+near the seed that fall close to a lattice centre join, the model is refitted
+(affine, then homography), and the reach widens ring by ring so that
+perspective and barrel distortion are followed gradually; the distortion is
+fitted last. The hypothesis that explains the most candidate weight wins;
+among near ties, the one that stretches the board least (a shear of the
+lattice explains the same centres, but no camera above 40 degrees sees it).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ GROWTH_RADII = (2.1, 3.8, 5.6, 8.0, 12.0, 1e9)
 SPREAD_ANGLES = (25.0, 155.0)
 #: Second neighbours of a seed tried against its nearest one.
 SECOND_NEIGHBOURS = 3
+#: Strongest candidates tried as seeds.
 MAX_SEEDS = 8
 #: Least isotropy (smaller over larger singular value of the board → photo map) of a plausible view;
 #: a camera 40 degrees above the table gives about 0.64, less with strong perspective.

@@ -30,6 +30,19 @@ from scanner.sectors import softmax, to_tensor
 PIECE_KINDS = ("none", "house", "settler", "runestone")
 COLOUR_NAMES = ("red", "yellow", "blue", "black", "white", "green", "grey", "beige", "brown", "orange", "purple")
 MODEL_FILE = "pieces.onnx"
+KINDS_MODEL_FILE = "piece_kinds.onnx"
+TIGHT_CROP = 28
+"""Side of the close-up crop (piece-crop pixels, about 1.3 tile radii) the kind and colour are read from."""
+
+
+def tight_crops(crops: np.ndarray, centres: np.ndarray, size: int = TIGHT_CROP) -> np.ndarray:
+    """Close-ups of the pieces: ``size`` squares of the piece crops centred on ``centres`` (n, 2) in crop px."""
+    import cv2
+
+    out = np.zeros((len(crops), size, size, 3), np.uint8)
+    for n, (crop, (x, y)) in enumerate(zip(crops, centres)):
+        out[n] = cv2.getRectSubPix(crop, (size, size), (float(x), float(y)))
+    return out
 
 
 @dataclass(frozen=True)

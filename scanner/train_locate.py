@@ -165,7 +165,7 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        recent.append(float(loss))
+        recent.append(loss.item())
         step += 1
         if step % 25 == 0:
             print(f"step {step} ({elapsed / 60:.1f} min) loss {np.mean(recent):.4f}", flush=True)

@@ -182,6 +182,20 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     return ReadingSamples.concatenate(parts)
 
 
+def samples_from_dir(folder: Path, copies: int = 1) -> ReadingSamples:
+    """Samples from every ``NAME.jpg`` with its truth ``NAME.json`` in ``folder``."""
+    import json
+
+    import cv2
+
+    parts = []
+    for photo in sorted(folder.glob("*.jpg")):
+        truth = json.loads(photo.with_suffix(".json").read_text())
+        rng = np.random.default_rng(truth.get("render", {}).get("seed", 0))
+        parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies))
+    return ReadingSamples.concatenate(parts)
+
+
 # -- the training loop -----------------------------------------------------------
 
 
@@ -270,8 +284,14 @@ def dataset_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first render seed (< 1 000 000)")
     parser.add_argument("--copies", type=int, default=2, help="jittered cut-outs per tile")
     parser.add_argument("--out", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--from-dir", type=Path, metavar="DIR",
+                        help="cut photos NAME.jpg + NAME.json already rendered (fjords render --out DIR) instead")
     args = parser.parse_args(argv)
-    samples = build_dataset(args.count, args.seed, args.out, args.copies)
+    if args.from_dir:
+        samples = samples_from_dir(args.from_dir, args.copies)
+        samples.save(args.out)
+    else:
+        samples = build_dataset(args.count, args.seed, args.out, args.copies)
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

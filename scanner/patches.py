@@ -72,7 +72,7 @@ def tile_radius(corners_px: np.ndarray) -> float:
     is close to the true circumradius in pixels whatever the camera elevation.
     """
     corners = np.asarray(corners_px, dtype=np.float64)
-    return float(np.max(np.linalg.norm(corners - corners.mean(axis=0), axis=1)))
+    return max(float(np.max(np.linalg.norm(corners - corners.mean(axis=0), axis=1))), 1e-3)
 
 
 class Pyramid:
@@ -152,6 +152,28 @@ def piece_crops(pyramid: Pyramid, corners: list[np.ndarray], size: int = PIECE_C
     for n, c in enumerate(corners):
         shrink = tile_radius(c) * (x1 - x0) / size
         out[n] = pyramid.warp(piece_window_matrix(c, size), size, shrink)
+    return out
+
+
+CLOSE_UP = 40
+"""Side of a piece close-up in pixels."""
+CLOSE_UP_RADII = 1.2
+"""Width of a piece close-up in tile radii (a piece seen from low down is almost a radius tall)."""
+
+
+def close_up_matrix(centre_px, radius_px: float, size: int = CLOSE_UP) -> np.ndarray:
+    """The 3×3 similarity (no rotation) from image px to a close-up of a piece centred on ``centre_px``."""
+    s = size / (CLOSE_UP_RADII * radius_px)
+    cx, cy = centre_px
+    return np.array([[s, 0, size / 2.0 - 0.5 - s * cx], [0, s, size / 2.0 - 0.5 - s * cy], [0, 0, 1.0]])
+
+
+def close_ups(pyramid: Pyramid, centres: np.ndarray, radii: np.ndarray, size: int = CLOSE_UP) -> np.ndarray:
+    """Close-ups of pieces at image points ``centres`` (n, 2) on tiles of radius ``radii`` px, (n, s, s, 3)."""
+    out = np.zeros((len(centres), size, size, 3), np.uint8)
+    for n, (centre, radius) in enumerate(zip(centres, radii)):
+        shrink = CLOSE_UP_RADII * radius / size
+        out[n] = pyramid.warp(close_up_matrix(centre, radius, size), size, shrink)
     return out
 
 

@@ -1,11 +1,15 @@
 """Stage 6: the piece standing on each tile — none, house, settler or rune stone — and its colour.
 
-One network reads each tile's piece crop (:func:`scanner.patches.piece_crops`:
-image axes, reaching further up than down, because a standing piece rises
-towards the top of the photo and may lean over the tile behind it). It answers
-the kind, the player colour among the eleven named colours, and where the
-piece stands (its base) and where its top is, in crop units. The base, carried
-back through the tile's homography, names the sector it stands on.
+Two small networks read each tile. The presence model (``pieces.onnx``) reads
+the tile's piece crop (:func:`scanner.patches.piece_crops`: image axes,
+reaching further up than down, because a standing piece rises towards the top
+of the photo and may lean over the tile behind it) and answers whether a piece
+stands there, and where its base and its top are. The base, carried back
+through the tile's homography, names the sector it stands on. The kind model
+(``piece_kinds.onnx``) then reads a close-up centred between base and top
+(:func:`scanner.patches.close_ups`) and answers the kind and the player colour
+among the eleven named colours; a close-up generalises far better than the
+whole tile crop.
 
 With a calibration (player name → RGB of that table's pieces) colours are
 named instead by the nearest calibrated colour in CIELAB, measured from the
@@ -24,25 +28,14 @@ from typing import Mapping
 import numpy as np
 
 from scanner.onnx_model import OnnxModel
-from scanner.patches import PIECE_CROP, Pyramid, apply_homography, piece_crops, piece_window_matrix, sector_at
+from scanner.patches import (PIECE_CROP, Pyramid, apply_homography, close_ups, piece_crops, piece_window_matrix,
+                             sector_at, tile_radius)
 from scanner.sectors import softmax, to_tensor
 
 PIECE_KINDS = ("none", "house", "settler", "runestone")
 COLOUR_NAMES = ("red", "yellow", "blue", "black", "white", "green", "grey", "beige", "brown", "orange", "purple")
 MODEL_FILE = "pieces.onnx"
 KINDS_MODEL_FILE = "piece_kinds.onnx"
-TIGHT_CROP = 28
-"""Side of the close-up crop (piece-crop pixels, about 1.3 tile radii) the kind and colour are read from."""
-
-
-def tight_crops(crops: np.ndarray, centres: np.ndarray, size: int = TIGHT_CROP) -> np.ndarray:
-    """Close-ups of the pieces: ``size`` squares of the piece crops centred on ``centres`` (n, 2) in crop px."""
-    import cv2
-
-    out = np.zeros((len(crops), size, size, 3), np.uint8)
-    for n, (crop, (x, y)) in enumerate(zip(crops, centres)):
-        out[n] = cv2.getRectSubPix(crop, (size, size), (float(x), float(y)))
-    return out
 
 
 @dataclass(frozen=True)
@@ -108,31 +101,35 @@ class PieceClassifier:
 
     Parameters
     ----------
-    models_dir : path to the folder holding ``pieces.onnx``.
+    models_dir : path to the folder holding ``pieces.onnx`` and ``piece_kinds.onnx``.
     palette : optional calibration, player name → RGB of that player's pieces.
     """
 
     def __init__(self, models_dir: str | Path, palette: Mapping[str, tuple[int, int, int]] | None = None):
         self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
+        self.kinds = OnnxModel(Path(models_dir) / KINDS_MODEL_FILE)
         self.palette = dict(palette) if palette else None
 
     @property
     def version(self) -> str:
-        return self.model.version
+        return f"{self.model.version}+{self.kinds.version}"
 
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[PieceReading]:
         if not corners:
             return []
-        crops = piece_crops(pyramid, corners)
-        kind_logits, colour_logits, points = self.model.run(to_tensor(crops))
-        kind_probs, colour_probs = softmax(kind_logits), softmax(colour_logits)
+        presence_logits, _, points = self.model.run(to_tensor(piece_crops(pyramid, corners)))
+        p_none = softmax(presence_logits)[:, :1]
+        ends = np.array([apply_homography(np.linalg.inv(piece_window_matrix(c)), p.reshape(2, 2) * PIECE_CROP)
+                         for c, p in zip(corners, points)])  # (n, 2 [base, top], 2) image px
+        radii = np.array([tile_radius(c) for c in corners])
+        kind_logits, colour_logits = self.kinds.run(to_tensor(close_ups(pyramid, ends.mean(axis=1), radii)))
+        kind_probs = np.hstack([p_none, (1.0 - p_none) * softmax(kind_logits)])
+        colour_probs = softmax(colour_logits)
         image = pyramid.levels[0]
         readings = []
         for n, c in enumerate(corners):
-            to_image = np.linalg.inv(piece_window_matrix(c))
-            base, top = apply_homography(to_image, points[n].reshape(2, 2) * PIECE_CROP)
-            radius = np.linalg.norm(np.asarray(c) - np.mean(c, axis=0), axis=1).max()
-            rgb = piece_rgb(image, base, top, radius * 0.06)
+            base, top = ends[n]
+            rgb = piece_rgb(image, base, top, radii[n] * 0.06)
             probs, names = colour_probs[n], COLOUR_NAMES
             if self.palette:
                 probs, names = calibrated_colour_probs(rgb, self.palette)

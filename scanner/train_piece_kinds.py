@@ -2,8 +2,10 @@
 
 The presence model (:mod:`scanner.train_pieces`) finds whether a tile holds a
 piece and where its base and top are; this one reads a close-up centred
-between them, which generalises far better than reading kind and colour from
-the whole tile crop. ``python -m scanner.train_piece_kinds train --data ...``.
+between them (cut by :mod:`scanner.training` from the photo around the true
+points, jittered as the presence model misses them), which generalises far
+better than reading kind and colour from the whole tile crop.
+``python -m scanner.train_piece_kinds train --data ...``.
 """
 
 from __future__ import annotations
@@ -13,17 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from scanner.onnx_model import OnnxModel
-from scanner.patches import PIECE_CROP
-from scanner.pieces import COLOUR_NAMES, KINDS_MODEL_FILE, PIECE_KINDS, TIGHT_CROP, tight_crops
+from scanner.patches import CLOSE_UP
+from scanner.pieces import COLOUR_NAMES, KINDS_MODEL_FILE, PIECE_KINDS
 from scanner.sectors import to_tensor
 from scanner.training import ReadingSamples, export_onnx, fit, stage_main
 
-PLACE_JITTER_PX = 2.0
-"""Standard deviation of the close-up's centre in training, like the presence model's point error."""
-
-
 def build_model():
-    """A small CNN: 28×28 close-up → kind logits (house, settler, runestone) and colour logits."""
+    """A small CNN: 40×40 close-up → kind logits (house, settler, runestone) and colour logits."""
     import torch
     from torch import nn
 
@@ -35,7 +33,7 @@ def build_model():
             super().__init__()
             self.features = nn.Sequential(*conv(3, 24), nn.MaxPool2d(2), *conv(24, 32), *conv(32, 32),
                                           nn.MaxPool2d(2), *conv(32, 48), nn.MaxPool2d(2), nn.Flatten(),
-                                          nn.Linear(48 * (TIGHT_CROP // 8) ** 2, 96), nn.ReLU(), nn.Dropout(0.2))
+                                          nn.Linear(48 * (CLOSE_UP // 8) ** 2, 96), nn.ReLU(), nn.Dropout(0.2))
             self.kind = nn.Linear(96, len(PIECE_KINDS) - 1)
             self.colour = nn.Linear(96, len(COLOUR_NAMES))
 
@@ -46,10 +44,9 @@ def build_model():
     return KindNet()
 
 
-def piece_centres(samples: ReadingSamples) -> np.ndarray:
-    """Crop-pixel centre between each piece's base and top."""
-    pts = samples.piece_points.reshape(-1, 2, 2).mean(axis=1)
-    return pts * PIECE_CROP
+def with_close_up(samples: ReadingSamples) -> np.ndarray:
+    """Which samples hold a piece with its close-up (older sample files have none)."""
+    return (samples.piece_kind > 0) & (samples.piece_close.reshape(len(samples.piece_kind), -1).max(axis=1) > 0)
 
 
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
@@ -59,9 +56,8 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     samples = ReadingSamples.load_all(data)
-    has = samples.piece_kind > 0
-    crops = samples.piece_crops[has]
-    centres = piece_centres(samples)[has]
+    has = with_close_up(samples)
+    close_all = samples.piece_close[has]
     kinds = torch.from_numpy(samples.piece_kind[has].astype(np.int64) - 1)
     colours = torch.from_numpy(samples.piece_colour[has].astype(np.int64))
     print(f"{len(kinds)} pieces; kinds {np.bincount(kinds.numpy(), minlength=3).tolist()}")
@@ -71,8 +67,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
 
     def batches(step):
         idx = rng.integers(0, len(kinds), batch)
-        jittered = centres[idx] + rng.normal(0.0, PLACE_JITTER_PX, (batch, 2))
-        close = tight_crops(crops[idx], jittered)
+        close = close_all[idx]
         flip = rng.random(batch) < 0.5  # pieces look alike mirrored; doubles the views
         close[flip] = close[flip, :, ::-1]
         x = torch.from_numpy(to_tensor(close))
@@ -85,16 +80,15 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
         return loss
 
     fit(model, batches, steps)
-    export_onnx(model, torch.from_numpy(to_tensor(tight_crops(crops[:2], centres[:2]))), out, ["kind", "colour"])
+    export_onnx(model, torch.from_numpy(to_tensor(close_all[:2])), out, ["kind", "colour"])
     print(f"wrote {out}")
 
 
 def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
-    """Kind and colour accuracy on held-out pieces, read at their true centres."""
+    """Kind and colour accuracy on held-out pieces, read around their true centres."""
     samples = ReadingSamples.load_all(data)
-    has = samples.piece_kind > 0
-    close = tight_crops(samples.piece_crops[has], piece_centres(samples)[has])
-    kind_logits, colour_logits = OnnxModel(models_dir / KINDS_MODEL_FILE).run(to_tensor(close))
+    has = with_close_up(samples)
+    kind_logits, colour_logits = OnnxModel(models_dir / KINDS_MODEL_FILE).run(to_tensor(samples.piece_close[has]))
     kinds = samples.piece_kind[has] - 1
     colours = samples.piece_colour[has]
     known = colours >= 0

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from fjords.geometry import SECTORS, TERRAINS
-from scanner.patches import PIECE_CROP, Pyramid, apply_homography, hex_patches, piece_crops, piece_window_matrix
+from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, hex_patches, piece_crops,
+                             piece_window_matrix, tile_radius)
 from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
 
 MAX_TRAINING_SEED = 1_000_000
@@ -56,6 +57,7 @@ class ReadingSamples:
     piece_kind: np.ndarray     # (n,) int8 index into PIECE_KINDS
     piece_colour: np.ndarray   # (n,) int8 index into COLOUR_NAMES, -1 without a player colour
     piece_points: np.ndarray   # (n, 4) float32: base x, y, top x, y in crop units (0..1)
+    piece_close: np.ndarray    # (n, 40, 40, 3) uint8 close-up of the piece (black without one)
 
     @classmethod
     def concatenate(cls, parts: list["ReadingSamples"]) -> "ReadingSamples":
@@ -67,14 +69,20 @@ class ReadingSamples:
 
     @classmethod
     def load(cls, path: str | Path) -> "ReadingSamples":
+        """Read samples; files from before close-ups were cut get black close-ups."""
         with np.load(path) as data:
-            return cls(*(data[f] for f in cls.__dataclass_fields__))
+            fields = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
+        n = len(fields["piece_kind"])
+        fields.setdefault("piece_close", np.zeros((n, CLOSE_UP, CLOSE_UP, 3), np.uint8))
+        return cls(**fields)
 
     @classmethod
     def load_all(cls, paths: list[Path]) -> "ReadingSamples":
         return cls.concatenate([cls.load(p) for p in paths])
 
 
+MIN_TILE_RADIUS_PX = 4.0
+"""Tiles smaller than this in a photo are not worth a training sample."""
 NOT_TERRAIN = len(TERRAINS)
 """Sector label of a window that shows no tile top: table, hand, clutter (read as ``?``)."""
 
@@ -111,19 +119,21 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     in every sector and "none" for the piece.
     """
     height, width = image.shape[:2]
-    tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t]
+    tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t
+             and tile_radius(np.asarray(t["corners_px"])) >= MIN_TILE_RADIUS_PX]
     hidden = [np.asarray(t["corners_px"], dtype=np.float64) for t in truth["tiles"]
               if t.get("visible", 1.0) <= 0.02 and "corners_px" in t
               and 0 <= t["center_px"][0] < width and 0 <= t["center_px"][1] < height]
     pieces = {(p["q"], p["r"]): p for p in truth.get("pieces", []) if "base_px" in p}
     pyramid = Pyramid(image)
-    corners, labels, kinds, colours, points = [], [], [], [], []
+    corners, labels, kinds, colours, points, close_centres = [], [], [], [], [], []
     for c in hidden + empty_positions(truth, rng, negatives):
         corners.append(jitter_corners(c, rng))
         labels.append([NOT_TERRAIN] * SECTORS)
         kinds.append(0)
         colours.append(-1)
         points.append([0.0] * 4)
+        close_centres.append(None)
     for _ in range(copies):
         for t in tiles:
             c = jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng)
@@ -134,6 +144,7 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
                 kinds.append(0)
                 colours.append(-1)
                 points.append([0.0] * 4)
+                close_centres.append(None)
                 continue
             kinds.append(PIECE_KINDS.index(piece["kind"]))
             player = (piece.get("player") or "").lower()
@@ -141,6 +152,15 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
             m = piece_window_matrix(c)
             ends = apply_homography(m, np.array([piece["base_px"], piece.get("center_px", piece["base_px"])]))
             points.append(list((ends / PIECE_CROP).ravel()))
+            # The close-up is centred where the presence model will put it: between base and top, give or take.
+            middle = (np.asarray(piece["base_px"]) + np.asarray(piece.get("center_px", piece["base_px"]))) / 2.0
+            close_centres.append(middle + rng.normal(0.0, 0.08 * tile_radius(c), 2))
+    radii = [tile_radius(c) for c in corners]
+    close = np.zeros((len(corners), CLOSE_UP, CLOSE_UP, 3), np.uint8)
+    with_piece = [n for n, m in enumerate(close_centres) if m is not None]
+    if with_piece:
+        close[with_piece] = close_ups(pyramid, np.array([close_centres[n] for n in with_piece]),
+                                      np.array([radii[n] for n in with_piece]))
     return ReadingSamples(
         hex_patches=hex_patches(pyramid, corners) if corners else np.zeros((0, 48, 48, 3), np.uint8),
         sector_labels=np.asarray(labels, np.int8).reshape(-1, SECTORS),
@@ -148,6 +168,7 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         piece_kind=np.asarray(kinds, np.int8),
         piece_colour=np.asarray(colours, np.int8),
         piece_points=np.asarray(points, np.float32).reshape(-1, 4),
+        piece_close=close,
     )
 
 

@@ -272,3 +272,32 @@ def test_map_and_photo_coordinates_invert_each_other():
     np.testing.assert_allclose(region.to_photo(region.to_map(photo)), photo)
     # The centre of the photo is the centre of the map.
     np.testing.assert_allclose(region.to_map([[1007.5, 755.5]]), [[127.5, 95.5]])
+
+
+class _FixedMaps:
+    """Stands in for the network: returns given maps (the real one needs the trained model)."""
+
+    def __init__(self, probability, heat, scale):
+        self.result = (probability, heat, scale)
+
+    def maps(self, image_bgr):
+        return self.result
+
+
+def test_locate_board_keeps_the_tiles_bounding_box():
+    from scanner.locate import locate_board
+
+    probability = np.zeros((96, 128), np.float32)
+    probability[30:60, 40:90] = 0.9
+    probability[5:7, 5:7] = 0.9  # a speck of clutter, far smaller than the board
+    region = locate_board(np.zeros((384, 512, 3), np.uint8), _FixedMaps(probability, probability, 0.25))
+    # Map pixels 40..89 cover photo pixels 160..359 (4 photo pixels each); edges at pixel borders.
+    np.testing.assert_allclose(region.bbox_px, (159.5, 119.5, 359.5, 239.5))
+
+
+def test_locate_board_without_tiles_says_no_board():
+    from scanner.locate import locate_board
+
+    empty = np.zeros((96, 128), np.float32)
+    with pytest.raises(NoBoardFound):
+        locate_board(np.zeros((384, 512, 3), np.uint8), _FixedMaps(empty, empty, 0.25))

@@ -57,3 +57,17 @@ def test_model_output_shapes_and_ranges():
     kind, colour, points = OnnxModel(DEFAULT_MODELS_DIR / "pieces.onnx").run(to_tensor(crops))
     assert kind.shape == (3, len(PIECE_KINDS)) and colour.shape == (3, len(COLOUR_NAMES))
     assert points.shape == (3, 4) and (points >= 0).all() and (points <= 1).all()
+
+
+def test_close_up_is_centred_on_the_piece_and_sized_by_the_tile():
+    from scanner.patches import CLOSE_UP, CLOSE_UP_RADII, Pyramid, close_up_matrix, close_ups
+
+    m = close_up_matrix((120.0, 80.0), 50.0)
+    centre, right = apply_homography(m, np.array([[120.0, 80.0], [120.0 + CLOSE_UP_RADII * 25.0, 80.0]]))
+    assert centre == pytest.approx([(CLOSE_UP - 1) / 2] * 2)
+    assert right[0] - centre[0] == pytest.approx(CLOSE_UP / 2)
+    image = np.zeros((200, 300, 3), np.uint8)
+    image[75:86, 115:126] = 255  # a white piece
+    close = close_ups(Pyramid(image), np.array([[120.0, 80.0]]), np.array([50.0]))[0]
+    assert close.shape == (CLOSE_UP, CLOSE_UP, 3)
+    assert close[CLOSE_UP // 2, CLOSE_UP // 2].min() == 255 and close[0, 0].max() == 0

@@ -3,7 +3,8 @@
 A small network (``models/tile_tops.onnx``, trained on renders by
 :mod:`scanner.train_locate`) reads the photo shrunk to :data:`WORK_SIDE`
 pixels and gives, at half that resolution, the probability of "top face of a
-tile" and a heat map peaking at tile centres. The board is the largest group
+tile" and a centre map (each tile's distance transform over its peak: 1 at the
+centre, 0 at the rim). The board is the largest group
 of tile-top pixels; a photo with too little of it has no board (exit code 3).
 """
 
@@ -44,7 +45,7 @@ class BoardRegion:
     tile_probability : ndarray (h, w) float32
         Probability that each map pixel is the top face of a tile.
     centre_heat : ndarray (h, w) float32
-        Heat map peaking at tile centres.
+        Centre map: 1 at tile centres, falling to 0 at their rims.
     map_scale : float
         Map pixels per photo pixel (photo coordinate ``x`` is map ``(x + 0.5)·s − 0.5``).
     bbox_px : tuple of float
@@ -66,7 +67,7 @@ class BoardRegion:
         return (np.asarray(map_px, dtype=np.float64) + 0.5) / self.map_scale - 0.5
 
     def centre_candidates(self, min_peak: float = MIN_PEAK) -> tuple[np.ndarray, np.ndarray]:
-        """Local maxima of the centre heat map: photo positions ``(N, 2)`` and heights ``(N,)``."""
+        """Local maxima of the centre map: photo positions ``(N, 2)`` and heights ``(N,)``."""
         return heat_peaks(self.centre_heat, min_peak, self.to_photo)
 
 
@@ -84,7 +85,7 @@ class TileTopNet:
         self.version = self.model.version
 
     def maps(self, image_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        """Tile-top probability and centre heat maps of a photo, and the map scale."""
+        """Tile-top probability and centre maps of a photo, and the map scale."""
         height, width = image_bgr.shape[:2]
         size = work_size(width, height)
         small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
@@ -115,8 +116,8 @@ def locate_board(image_bgr: np.ndarray, net: TileTopNet) -> BoardRegion:
 def heat_peaks(heat: np.ndarray, min_peak: float, to_photo) -> tuple[np.ndarray, np.ndarray]:
     """Local maxima above ``min_peak``, refined to sub-pixel by a parabola through the log heat.
 
-    The log of a Gaussian is a parabola, so the refinement is exact for the
-    Gaussian peaks the network is trained to draw.
+    Exact for Gaussian peaks; for the network's centre cones (smoothed here)
+    it is a good first estimate, which the lattice fit refines on tile edges.
     """
     # A little smoothing breaks plateaus of a saturated output into single peaks.
     heat = cv2.GaussianBlur(heat, (0, 0), 1.0)

@@ -2,8 +2,8 @@
 
 The network sees the photo shrunk to :data:`scanner.locate.WORK_SIDE` pixels
 on its long side and predicts, at half that resolution, two maps: the
-probability that a pixel is the top face of a tile, and a heat map peaking at
-tile centres (a Gaussian of 0.3 tile radii). Targets are drawn from the
+probability that a pixel is the top face of a tile, and a "centre cone" that
+is 1 at each tile's centre and falls to 0 at its rim. Targets are drawn from the
 render's truth corners. Seeds below 1 000 000 only.
 
     python -m scanner.train_locate data --count 600 --seed 0
@@ -25,7 +25,6 @@ from scanner.locate import DEFAULT_MODEL, OUTPUT_STRIDE, work_size
 
 MAX_TRAINING_SEED = 1_000_000
 DEFAULT_DATA = Path("out/locate-data.npz")
-CENTRE_SIGMA = 0.3  # of the tile radius
 HIDDEN_VISIBLE = 0.6  # tiles less visible than this are left out of the loss
 
 
@@ -61,28 +60,38 @@ def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA, save_every: 
 
 
 def targets(corners: np.ndarray, visible: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """``(3, h, w)`` float32 targets at output resolution: tile-top mask, centre heat map, loss weight.
+    """``(3, h, w)`` float32 targets at output resolution: tile-top mask, centre cone, loss weight.
 
-    Tiles mostly hidden (under a hand) are left out of the loss: the network
-    cannot see them, and must not learn to invent them.
+    The centre cone of a tile is its distance transform divided by its peak:
+    1 at the centre falling to 0 at the rim, so its maximum marks the centre
+    whatever the tile's size. Tiles mostly hidden (under a hand) are left out
+    of the loss: the network cannot see them and must not learn to invent them.
     """
     w, h = size[0] // OUTPUT_STRIDE, size[1] // OUTPUT_STRIDE
     mask = np.zeros((h, w), np.uint8)
     hidden = np.zeros((h, w), np.uint8)
-    heat = np.zeros((h, w), np.float32)
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    cone = np.zeros((h, w), np.float32)
     for c, seen in zip(corners, visible):
         c = (c + 0.5) / OUTPUT_STRIDE - 0.5
         polygon = [np.round(c * 16).astype(np.int32)]
         cv2.fillPoly(mask, polygon, 1, lineType=cv2.LINE_AA, shift=4)
         if seen < HIDDEN_VISIBLE:
             cv2.fillPoly(hidden, polygon, 1, shift=4)
-        centre = c.mean(axis=0)
-        radius = float(np.max(np.linalg.norm(c - centre, axis=1)))
-        sigma = max(CENTRE_SIGMA * radius, 0.7)
-        heat = np.maximum(heat, np.exp(-((xs - centre[0]) ** 2 + (ys - centre[1]) ** 2) / (2 * sigma * sigma)))
+        x0, y0 = np.maximum(np.floor(c.min(axis=0)).astype(int) - 2, 0)
+        x1, y1 = np.minimum(np.ceil(c.max(axis=0)).astype(int) + 3, [w, h])
+        if x1 <= x0 or y1 <= y0:
+            continue
+        # Draw the whole tile (even where it leaves the frame) so the cone's peak stays at its centre.
+        full = np.floor(c.min(axis=0)).astype(int) - 2
+        span = np.ceil(c.max(axis=0)).astype(int) + 3 - full
+        tile = np.zeros((span[1], span[0]), np.uint8)
+        cv2.fillPoly(tile, [np.round((c - full) * 16).astype(np.int32)], 1, shift=4)
+        distance = cv2.distanceTransform(tile, cv2.DIST_L2, 3)
+        distance /= max(float(distance.max()), 1e-6)
+        window = distance[y0 - full[1]:y1 - full[1], x0 - full[0]:x1 - full[0]]
+        cone[y0:y1, x0:x1] = np.maximum(cone[y0:y1, x0:x1], window)
     weight = 1.0 - cv2.dilate(hidden, np.ones((3, 3), np.uint8)).astype(np.float32)
-    return np.stack([mask.astype(np.float32), heat, weight])
+    return np.stack([mask.astype(np.float32), cone, weight])
 
 
 def make_network():
@@ -158,8 +167,8 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
         pred = net(torch.from_numpy(x))
         y = torch.from_numpy(y)
         mask_loss = (bce(pred[:, 0], y[:, 0], reduction="none") * y[:, 2]).mean()
-        # Centre pixels are rare: weight them up so the peaks are learnt.
-        weight = (1.0 + 20.0 * y[:, 1]) * y[:, 2]
+        # The cone's upper part is where the centre is decided: weight it up.
+        weight = (1.0 + 4.0 * y[:, 1]) * y[:, 2]
         heat_loss = (bce(pred[:, 1], y[:, 1], reduction="none") * weight).mean()
         loss = mask_loss + heat_loss
         optimiser.zero_grad()
@@ -170,6 +179,7 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
         if step % 25 == 0:
             print(f"step {step} ({elapsed / 60:.1f} min) loss {np.mean(recent):.4f}", flush=True)
             recent = []
+    torch.save(net.state_dict(), out.with_suffix(".pt"))
     export(net, out, size)
 
 

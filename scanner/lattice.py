@@ -25,7 +25,7 @@ import numpy as np
 from fjords.geometry import Hex
 from scanner.lattice_assign import MATCH_TOLERANCE, Assignment, assign_lattice
 from scanner.lattice_model import LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
-from scanner.lattice_refine import edge_response, rectify, refine_poses
+from scanner.lattice_refine import LOOSE_PRIOR, edge_response, rectify, refine_poses
 from scanner.locate import BoardRegion, NoBoardFound
 
 #: Mean tile-top probability inside a cell's (shrunk) hexagon above which the tile is present.
@@ -175,23 +175,27 @@ def _hex_norm(offset: np.ndarray) -> np.ndarray:
 
 def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
             ) -> tuple[LatticeModel, dict[Hex, CellGeometry]]:
-    """Fit every tile's own pose to its edges; refit the lattice through the well-seen tiles."""
+    """Refit the lattice through the tiles' own edges, then fit every tile's own pose to its edges."""
     hexes = list(cells)
     centres = hex_centres(hexes)
-    rectified, inside, origin = rectify(image, model, centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3)
-    poses = refine_poses(edge_response(rectified, inside), origin, centres)
+    low, high = centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3
+    size = (image.shape[1], image.shape[0])
+    rectified, inside, origin = rectify(image, model, low, high)
+    poses = refine_poses(edge_response(rectified, inside), origin, centres, prior=LOOSE_PRIOR)
+    good = poses.support >= 0.5
+    if good.sum() >= 4:
+        # The centre candidates can sit off the tiles (a hand, a piece): move the lattice onto the edges.
+        lattice = hex_corners(hexes)[good]
+        shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
+        model = fit_model(lattice.reshape(-1, 2), shifted, size, initial=model, fit_distortion=good.sum() >= 12,
+                          loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0)))
+        rectified, inside, origin = rectify(image, model, low, high)
+        poses = refine_poses(edge_response(rectified, inside), origin, centres)
     corners_px = model.board_to_image(poses.corners(centres))
     refined = {}
     for h, corners in zip(hexes, corners_px):
         centre = corners.mean(axis=0)
         refined[h] = replace(cells[h], center_px=(float(centre[0]), float(centre[1])), corners_px=corners)
-    good = poses.support >= 0.5
-    if good.sum() >= 8:
-        # The lattice should run through the tiles' own centres: refit it to the shifted cells.
-        lattice = hex_corners(hexes)[good]
-        shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
-        model = fit_model(lattice.reshape(-1, 2), shifted, (image.shape[1], image.shape[0]), initial=model,
-                          fit_distortion=good.sum() >= 12, loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0)))
     return model, refined
 
 

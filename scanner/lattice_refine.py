@@ -31,8 +31,10 @@ MAX_SHIFT = 0.2
 MAX_TURN_DEG = 8.0
 #: Residual (rectified pixels) beyond which an edge sample counts less and less.
 OUTLIER_PX = 1.5
-#: Weight of the prior "the tile sits on its lattice cell", in median edge samples.
+#: Weight of the prior "the tile sits on its lattice cell", in median edge samples, once the
+#: lattice runs through the tiles (while it may still be off, a weak one: :data:`LOOSE_PRIOR`).
 PRIOR_STRENGTH = 16.0
+LOOSE_PRIOR = 1.0
 
 
 def rectify(image: np.ndarray, model: LatticeModel, board_min: np.ndarray, board_max: np.ndarray,
@@ -98,7 +100,7 @@ class TilePoses:
 
 
 def refine_poses(gradients: np.ndarray, origin: np.ndarray, centres: np.ndarray,
-                 scale: float = RECTIFIED_SCALE, iterations: int = 3) -> TilePoses:
+                 scale: float = RECTIFIED_SCALE, iterations: int = 3, prior: float = PRIOR_STRENGTH) -> TilePoses:
     """Fit each hexagon's shift, turn and size to the edges of the rectified view.
 
     Parameters
@@ -108,6 +110,8 @@ def refine_poses(gradients: np.ndarray, origin: np.ndarray, centres: np.ndarray,
     origin : board point of rectified pixel (0, 0).
     centres : ndarray (N, 2)
         Lattice centres of the tiles (board units).
+    prior : float
+        Weight, in median edge samples, of "the tile sits on its lattice cell".
     """
     n = len(centres)
     shift = np.zeros((n, 2))
@@ -143,7 +147,7 @@ def refine_poses(gradients: np.ndarray, origin: np.ndarray, centres: np.ndarray,
         if iteration > 0:
             # Samples far from where the current pose puts the edge caught texture, not the tile's border.
             weight = weight / (1.0 + (distance * scale / OUTLIER_PX) ** 2)
-        step = _solve_pose(rel, nrm, distance, weight)
+        step = _solve_pose(rel, nrm, distance, weight, prior)
         shift = shift + step[:, :2]
         turn = turn + step[:, 2]
         size = size * (1.0 + step[:, 3])
@@ -177,7 +181,8 @@ def _edge_strength(gradients: np.ndarray, px: np.ndarray, normal: np.ndarray) ->
     return np.sqrt(energy)
 
 
-def _solve_pose(rel: np.ndarray, nrm: np.ndarray, distance: np.ndarray, weight: np.ndarray) -> np.ndarray:
+def _solve_pose(rel: np.ndarray, nrm: np.ndarray, distance: np.ndarray, weight: np.ndarray,
+                prior: float) -> np.ndarray:
     """Least-squares small pose change moving each sample along its normal by ``distance``.
 
     A point ``p`` (relative to the tile centre) under shift ``s``, small turn
@@ -193,7 +198,7 @@ def _solve_pose(rel: np.ndarray, nrm: np.ndarray, distance: np.ndarray, weight: 
                              np.sum(nn * rel, axis=-1, keepdims=True)], axis=-1).reshape(n_tiles, -1, 4)
     w = weight.reshape(n_tiles, -1)
     y = distance.reshape(n_tiles, -1)
-    prior = PRIOR_STRENGTH * np.median(w[w > 0]) if np.any(w > 0) else 1.0
-    ata = np.einsum("nk,nki,nkj->nij", w, design, design) + np.eye(4) * prior
+    damping = prior * np.median(w[w > 0]) if np.any(w > 0) else 1.0
+    ata = np.einsum("nk,nki,nkj->nij", w, design, design) + np.eye(4) * damping
     aty = np.einsum("nk,nki,nk->ni", w, design, y)
     return np.linalg.solve(ata, aty[..., None])[..., 0]

@@ -30,8 +30,6 @@ from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, sector_visibility
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
-#: Tiles less visible than this are reported with every sector ``?`` rather than read.
-MIN_TILE_VISIBLE = 0.05
 
 
 @contextmanager
@@ -142,7 +140,7 @@ class Scanner:
              original_size: tuple[int, int] | None = None, file: str | None = None) -> ScanResult:
         """Scan a BGR photo; ``scale`` is its size over the original's, for reporting geometry."""
         from scanner.lattice import fit_lattice
-        from scanner.locate import locate_board
+        from scanner.locate import NoBoardFound, locate_board
         from scanner.quality import check_quality
 
         timings: dict[str, float] = {}
@@ -155,6 +153,9 @@ class Scanner:
         evidence = self.evidence(image_bgr, list(lattice.cells.values()), scale=scale, timings=timings)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+        if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
+            raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
+                               "most of the picture")
         advice = list(report.advice) + unread_advice(board)
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence)
 
@@ -184,7 +185,7 @@ class Scanner:
                  timings: dict[str, float] | None = None) -> dict:
         """What the classifiers read on each tile (:class:`TileEvidence`, geometry in original pixels)."""
         timings = {} if timings is None else timings
-        seen = [c for c in cells if c.visible >= MIN_TILE_VISIBLE]
+        seen = [c for c in cells if c.visible >= self.settings.min_tile_visible]
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in seen]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)

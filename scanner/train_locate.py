@@ -140,10 +140,12 @@ def _load_data(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return tuple(np.concatenate(arrays) for arrays in zip(*parts))
 
 
-def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: int = 128, batch: int = 12) -> None:
+def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: int = 128, batch: int = 12,
+          resume: Path | None = None, peak_lr: float = 3e-3) -> None:
     """Train for a time budget (the machine is shared: steps per minute vary), then export ONNX.
 
-    The learning rate follows a cosine from 3e-3 to 0 over the budget.
+    The learning rate follows a cosine from ``peak_lr`` to 0 over the budget;
+    ``resume`` continues from saved weights (the ``.pt`` written next to the model).
     """
     import torch
 
@@ -154,6 +156,8 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     size = (images.shape[2], images.shape[1])
     target = np.stack([targets(corners[owners == i], visible[owners == i], size) for i in range(len(images))])
     net = make_network()
+    if resume is not None:
+        net.load_state_dict(torch.load(resume))
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     bce = torch.nn.functional.binary_cross_entropy
     budget = minutes * 60.0
@@ -162,7 +166,7 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     net.train()
     while (elapsed := time.time() - start) < budget:
         for group in optimiser.param_groups:
-            group["lr"] = 3e-3 * 0.5 * (1.0 + np.cos(np.pi * elapsed / budget))
+            group["lr"] = peak_lr * 0.5 * (1.0 + np.cos(np.pi * elapsed / budget))
         x, y = _batch(images, target, rng, batch, crop)
         pred = net(torch.from_numpy(x))
         y = torch.from_numpy(y)
@@ -227,11 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--minutes", type=float, default=20.0, help="training time budget")
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--out", type=Path, default=DEFAULT_MODEL)
+    fit.add_argument("--resume", type=Path, default=None, help="continue from these weights (.pt)")
+    fit.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
     args = parser.parse_args(argv)
     if args.step == "data":
         build_dataset(args.count, args.seed, args.out)
     else:
-        train(args.data, args.minutes, args.out, args.seed)
+        train(args.data, args.minutes, args.out, args.seed, resume=args.resume, peak_lr=args.lr)
     return 0
 
 

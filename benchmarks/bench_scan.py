@@ -25,7 +25,7 @@ import numpy as np
 
 from fjords.board import Board
 from fjords.compare import compare, summarize
-from scanner.assemble import assemble
+from scanner.assemble import DecodeSettings, assemble
 from scanner.load import load_image
 from scanner.pipeline import Scanner
 
@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--truth-geometry", action="store_true", help="read tiles at their true corners")
     parser.add_argument("--limit", type=int)
-    parser.add_argument("--unsure", type=float, nargs="+", default=[0.9])
-    parser.add_argument("--mismatch", type=float, nargs="+", default=[0.02])
+    parser.add_argument("--unsure", type=float, nargs="+", default=[DecodeSettings.unsure])
+    parser.add_argument("--mismatch", type=float, nargs="+", default=[DecodeSettings.mismatch])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 

@@ -44,15 +44,16 @@ class DecodeSettings:
     unsure : sectors whose posterior is below this are written ``?``.
     min_sector_visible : sectors with less of their area inside the photo are ``?``.
     min_piece : a piece is reported when P(no piece) is below ``1 − min_piece``.
-    min_tile_readable : a tile that was read (``visible`` ≥ ``min_tile_visible``)
-        whose sectors show a tile top on average less than this is no tile at
-        all (the lattice saw one on the table or in clutter) and is left out.
+    min_tile_readable : a tile the lattice calls visible (``visible`` ≥ 0.5) whose
+        sectors show a tile top on average less than this is no tile at all (the
+        lattice saw one on the table or in clutter) and is left out; a tile the
+        lattice calls partly hidden is kept, so a hand never deletes a tile.
     min_tile_visible : tiles the lattice calls less visible than this (hidden
         under a hand) are not read; they are kept with every sector ``?``.
     """
 
-    mismatch: float = 0.02
-    unsure: float = 0.9
+    mismatch: float = 0.005
+    unsure: float = 0.8
     min_sector_visible: float = 0.5
     min_piece: float = 0.5
     min_tile_readable: float = 0.2
@@ -146,7 +147,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
              settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None) -> Board:
     """The board read from the evidence of every tile, with confidences and image geometry."""
     evidence = {h: e for h, e in evidence.items()
-                if e.visible < settings.min_tile_visible or np.mean(e.sector_visible) >= settings.min_tile_readable}
+                if e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable}
     posterior = decode_sectors(evidence, settings)
     tiles, pieces = [], []
     for h, e in evidence.items():

@@ -129,11 +129,12 @@ class Scanner:
         """Scan a photo file (JPEG, PNG, WebP, HEIC with pillow-heif)."""
         from scanner.load import load_image
 
-        start = time.perf_counter()
-        loaded = load_image(path)
+        timings: dict[str, float] = {}
+        with timed(timings, "load"):
+            loaded = load_image(path)
         result = self.scan(loaded.image_bgr, scale=loaded.scale, original_size=loaded.original_size,
                            file=Path(path).name)
-        result.timings = {"load": time.perf_counter() - start, **result.timings}
+        result.timings = {**timings, **result.timings}
         return result
 
     def scan(self, image_bgr: np.ndarray, *, previous: ScanResult | None = None, scale: float = 1.0,

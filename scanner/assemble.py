@@ -38,7 +38,7 @@ from scanner.pieces import PIECE_KINDS, PieceReading
 
 @dataclass(frozen=True)
 class DecodeSettings:
-    """The decoder's few constants (chosen on renders of training seeds, see models/README-reading.md).
+    """The decoder's few constants (chosen on renders of training seeds, see models/README.md).
 
     mismatch : ψ for two different letters across an edge.
     unsure : sectors whose posterior is below this are written ``?``.

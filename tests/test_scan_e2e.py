@@ -44,7 +44,7 @@ def test_reading_at_true_corners(scanner, render):
     board = scanner.read(render.image, cells)
     c = compare(board, truth)
     assert c.matched_tiles == c.true_tiles == len(cells)
-    # Measured on renders of new seeds (models/README-reading.md): ~96 % of sectors of fully visible
+    # Measured on renders of new seeds (models/README.md): ~96 % of sectors of fully visible
     # tiles right, under 1 % silently wrong; pieces are found far more reliably than named (kind, colour).
     assert c.correct_sectors >= 0.9 * c.total_sectors
     assert c.silent_sector_errors <= 0.02 * c.total_sectors

@@ -272,7 +272,10 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     denominator = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # At p = 0 or 1 the bound is exactly 0 or 1; the subtraction would leave rounding noise.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return (low, high)
 
 
 def bootstrap_interval(numerators: Sequence[float], denominators: Sequence[float],

@@ -1,0 +1,69 @@
+"""Scan time as a ratio to JPEG decode time of the same photo, and peak memory.
+
+    python benchmarks/bench_scan_speed.py PHOTO_OR_DIR [...] [--limit N] [--repeat R]
+
+For each photo: the median time to decode its JPEG bytes with OpenCV, and the
+median time of a whole ``Scanner.scan_path`` (load, quality, locate, lattice,
+sectors, pieces, assemble), with the models loaded once beforehand as a
+long-running scanner (the phone page, the overlay) would. Prints per-photo
+figures, the medians, the ratio, and the process's peak resident memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scanner.pipeline import Scanner
+
+PHOTO_SUFFIXES = {".jpg", ".jpeg"}
+
+
+def photos_in(paths: list[str], limit: int | None) -> list[Path]:
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        found += sorted(p for p in path.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES) if path.is_dir() else [path]
+    return found[:limit]
+
+
+def median_seconds(action, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    scanner = Scanner()
+    decode_times, scan_times = [], []
+    print(f"{'photo':<28} {'size':>11} {'decode s':>9} {'scan s':>8} {'ratio':>6}")
+    for photo in photos_in(args.paths, args.limit):
+        data = np.frombuffer(photo.read_bytes(), np.uint8)
+        decode = median_seconds(lambda: cv2.imdecode(data, cv2.IMREAD_COLOR), args.repeat)
+        scan = median_seconds(lambda: scanner.scan_path(photo), args.repeat)
+        height, width = cv2.imdecode(data, cv2.IMREAD_REDUCED_COLOR_2).shape[:2]
+        decode_times.append(decode)
+        scan_times.append(scan)
+        print(f"{photo.name:<28} {f'{2 * width}x{2 * height}':>11} {decode:9.3f} {scan:8.3f} {scan / decode:6.1f}")
+    decode, scan = statistics.median(decode_times), statistics.median(scan_times)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"median over {len(scan_times)} photos: decode {decode:.3f} s, scan {scan:.3f} s, "
+          f"scan/decode {scan / decode:.1f}; peak memory {peak_mib:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -92,13 +92,12 @@ def _check_free(paths: list[Path], force: bool) -> None:
             raise OutputExists(f"{path} exists; use --force to overwrite it")
 
 
-def _write_overlay(path: Path, photo: str, board: Board, doc: dict[str, Any]) -> None:
+def _write_overlay(path: Path, result, doc: dict[str, Any]) -> None:
     import cv2
 
-    from scanner.load import load_image
     from scanner.overlay import draw_overlay
 
-    image = draw_overlay(load_image(photo).image_bgr, board, doc)
+    image = draw_overlay(result.image_bgr, result.board, doc)
     if not cv2.imwrite(str(path), image):
         raise OutputExists(f"cannot write {path}")
 
@@ -135,11 +134,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(summary(photo, result, doc))
         if args.overlay:
-            _write_overlay(Path(args.overlay), photo, result.board, doc)
+            _write_overlay(Path(args.overlay), result, doc)
         if args.out:
             json_path, overlay_path = _out_paths(args.out, photo)
             json_path.write_text(json.dumps(doc, indent=2) + "\n")
-            _write_overlay(overlay_path, photo, result.board, doc)
+            _write_overlay(overlay_path, result, doc)
     return first_failure
 
 

@@ -84,6 +84,7 @@ class ScanResult:
     lattice : the geometry stage's fit (reused by the next frame).
     evidence : what the classifiers read per tile (:class:`TileEvidence`), to decode again
         with other settings without classifying again.
+    image_bgr : the photo as scanned (upright, downscaled), so an overlay needs no second decode.
     """
 
     board: Board
@@ -91,6 +92,7 @@ class ScanResult:
     timings: dict[str, float] = field(default_factory=dict)
     lattice: Any = None
     evidence: dict = field(default_factory=dict, repr=False)
+    image_bgr: np.ndarray | None = field(default=None, repr=False)
 
 
 class Scanner:
@@ -158,7 +160,8 @@ class Scanner:
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
         advice = list(report.advice) + unread_advice(board)
-        return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence)
+        return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
+                          image_bgr=image_bgr)
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
              original_size: tuple[int, int] | None = None, file: str | None = None,

@@ -1,6 +1,6 @@
 """Scan photos with truth beside them: accuracy of the reading stages, calibration, and time per stage.
 
-    python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--unsure 0.8 0.9 0.95]
+    python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--unsure 0.8 0.9 0.95] [--calibration NAME]
 
 DIR holds ``NAME.jpg`` + ``NAME.json`` (``fjords render --out DIR`` writes such
 a folder). ``--truth-geometry`` reads the tiles at their TRUE corners instead of
@@ -41,47 +41,22 @@ class TruthCell:
         self.visible = float(tile.get("visible", 1.0))
 
 
-def confident_errors(scanned: Board, truth: Board, rotation: int, translation: tuple[int, int],
-                     level: float = 0.99) -> tuple[int, int, int, int]:
-    """(confident tiles, of them wrong, confident pieces, of them wrong) after the comparison's alignment."""
-    aligned = scanned.rotated(rotation).translated(*translation)
-    sure_tiles = wrong_tiles = sure_pieces = wrong_pieces = 0
-    for tile in aligned.tiles.values():
-        if tile.extra.get("confidence", 0.0) >= level:
-            sure_tiles += 1
-            true = truth.tiles.get(tile.hex)
-            wrong_tiles += true is None or true.terrain != tile.terrain
-    truth_pieces = {(p.hex, p.kind, p.player) for p in truth.pieces}
-    for piece in aligned.pieces:
-        if piece.extra.get("confidence", 0.0) >= level:
-            sure_pieces += 1
-            wrong_pieces += (piece.hex, piece.kind, piece.player) not in truth_pieces
-    return sure_tiles, wrong_tiles, sure_pieces, wrong_pieces
+def find_photos(folder: Path) -> list[Path]:
+    """Photos in ``folder`` that have their truth ``NAME.json`` beside them, by name."""
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")
+                  and p.with_suffix(".json").exists())
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dir", type=Path)
-    parser.add_argument("--truth-geometry", action="store_true", help="read tiles at their true corners")
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--unsure", type=float, nargs="+", default=[DecodeSettings.unsure])
-    parser.add_argument("--mismatch", type=float, nargs="+", default=[DecodeSettings.mismatch])
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-
-    photos = sorted(p for p in args.dir.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")
-                    and p.with_suffix(".json").exists())[: args.limit]
-    if not photos:
-        print(f"no photos with truth in {args.dir}", file=sys.stderr)
-        return 2
-    scanner = Scanner()
+def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
+            unsure: list[float] | None = None, mismatch: list[float] | None = None) -> dict:
+    """Scan ``photos`` (or read them at their true corners) and compare with their truth."""
     evidence, truths, seconds, timings = [], [], [], []
     for path in photos:
         truth_doc = json.loads(path.with_suffix(".json").read_text())
         truths.append(Board.from_json(truth_doc))
         start = time.perf_counter()
         try:
-            if args.truth_geometry:
+            if truth_geometry:
                 loaded = load_image(path)
                 stage_times: dict[str, float] = {}
                 cells = [TruthCell(t, loaded.scale) for t in truth_doc["tiles"]]
@@ -98,29 +73,43 @@ def main(argv: list[str] | None = None) -> int:
         timings.append(stage_times)
 
     report = {}
-    for mismatch in args.mismatch:
-        for unsure in args.unsure:
-            settings = replace(scanner.settings, unsure=unsure, mismatch=mismatch)
-            comparisons, sure = [], np.zeros(4, int)
-            for ev, truth in zip(evidence, truths):
-                board = assemble(ev, settings=settings)
-                c = compare(board, truth)
-                comparisons.append(c)
-                sure += confident_errors(board, truth, c.rotation, c.translation)
+    for eps in mismatch or [scanner.settings.mismatch]:
+        for level in unsure or [scanner.settings.unsure]:
+            settings = replace(scanner.settings, unsure=level, mismatch=eps)
+            comparisons = [compare(assemble(ev, settings=settings), truth) for ev, truth in zip(evidence, truths)]
             summary = summarize(comparisons).to_json()
             wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
             flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
-            key = f"mismatch={mismatch} unsure={unsure}"
-            report[key] = {
+            report[f"mismatch={eps} unsure={level}"] = {
                 "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
                 "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
-                "confident_tiles": int(sure[0]), "confident_tiles_wrong": int(sure[1]),
-                "confident_pieces": int(sure[2]), "confident_pieces_wrong": int(sure[3]),
+                "reliability": summary["reliability"],
             }
     stages = sorted({s for t in timings for s in t})
     report["median_seconds"] = {s: statistics.median([t.get(s, 0.0) for t in timings]) for s in stages}
     report["median_seconds"]["total"] = statistics.median(seconds)
     report["photos"] = len(photos)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--truth-geometry", action="store_true", help="read tiles at their true corners")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--unsure", type=float, nargs="+", default=[DecodeSettings.unsure])
+    parser.add_argument("--mismatch", type=float, nargs="+", default=[DecodeSettings.mismatch])
+    parser.add_argument("--calibration", metavar="NAME", help="scan with this calibration (fjords calibrate)")
+    parser.add_argument("--models", type=Path, help="folder of the ONNX models (default: models/)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    photos = find_photos(args.dir)[: args.limit]
+    if not photos:
+        print(f"no photos with truth in {args.dir}", file=sys.stderr)
+        return 2
+    report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
+                     args.unsure, args.mismatch)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

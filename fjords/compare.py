@@ -2,7 +2,8 @@
 
 Implements section "Comparing a scanned board with the truth" of
 ``shared/spec/board-format.md``; ``docs/eval.md`` says what every number means,
-how :attr:`Comparison.errors` is counted and how the intervals are made.
+how :attr:`Comparison.errors` is counted, how the intervals are made and what
+the reliability table of reported confidences says.
 
 >>> comparison = compare(scanned, truth)          # doctest: +SKIP
 >>> summarize([comparison]).to_json()             # doctest: +SKIP
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from operator import itemgetter
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from fjords.board import Board, Piece
 from fjords.geometry import SECTORS, TERRAINS, Hex, canonical_segment
@@ -42,11 +44,21 @@ SHARES: Mapping[str, Callable[["Comparison"], bool]] = MappingProxyType({
     "score_exact": lambda c: c.score_exact,
     "at_most_one_error": lambda c: c.errors <= 1,
 })
+# Lower edges of the confidence bins of a reliability table: [0, 0.5), [0.5, 0.9), [0.9, 0.99), [0.99, 1].
+CONFIDENCE_EDGES = (0.0, 0.5, 0.9, 0.99)
+CONFIDENCE_TOP = 1.0
 
 
 def ratio(numerator: float, denominator: float) -> float:
     """``numerator / denominator``, and 1 when there is nothing to count (the numerator is then 0 too)."""
     return numerator / denominator if denominator else 1.0
+
+
+class Outcome(NamedTuple):
+    """A scanned tile or piece that reported a confidence: that confidence, and whether it was right."""
+
+    confidence: float
+    right: bool
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,8 @@ class Comparison:
 
     The scan was aligned by turning it ``rotation·60°`` counter-clockwise and
     then moving it by ``translation``: ``scanned.rotated(rotation).translated(*translation)``.
+    ``tile_outcomes`` and ``piece_outcomes`` judge, under that alignment, every
+    scanned tile and piece that reports a confidence, in the scan's order.
     """
 
     rotation: int
@@ -72,15 +86,23 @@ class Comparison:
     board_exact: bool
     score_exact: bool
     errors: int
+    tile_outcomes: tuple[Outcome, ...] = ()
+    piece_outcomes: tuple[Outcome, ...] = ()
 
     def ratios(self) -> dict[str, float]:
         """This photo's precisions, recalls and sector accuracy (see :data:`RATIOS`)."""
         return {name: ratio(getattr(self, num), getattr(self, den)) for name, (num, den) in RATIOS.items()}
 
+    def reliability(self) -> Mapping[str, tuple["ReliabilityBin", ...]]:
+        """This photo's reliability tables (see :func:`reliability_tables`)."""
+        return reliability_tables([self])
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
+        del out["tile_outcomes"], out["piece_outcomes"]
         out["translation"] = list(self.translation)
         out.update(self.ratios())
+        out["reliability"] = reliability_json(self.reliability())
         return out
 
 
@@ -93,6 +115,8 @@ class _Alignment(NamedTuple):
     unread_sectors: int
     matched_pieces: int
     piece_errors: int
+    tile_outcomes: tuple[Outcome, ...]
+    piece_outcomes: tuple[Outcome, ...]
 
 
 def compare(scanned: Board, truth: Board) -> Comparison:
@@ -132,6 +156,7 @@ def compare(scanned: Board, truth: Board) -> Comparison:
         silent_sector_errors=best.silent_sector_errors, unread_sectors=best.unread_sectors,
         scanned_pieces=scanned_pieces, true_pieces=true_pieces, matched_pieces=best.matched_pieces,
         board_exact=board_exact, score_exact=scores_equal(score(scanned), score(truth)), errors=errors,
+        tile_outcomes=best.tile_outcomes, piece_outcomes=best.piece_outcomes,
     )
 
 
@@ -140,10 +165,23 @@ def scores_equal(a: Mapping[str, int], b: Mapping[str, int]) -> bool:
     return all(a.get(player, 0) == b.get(player, 0) for player in set(a) | set(b))
 
 
+def reported_confidence(extra: Mapping[str, Any]) -> float | None:
+    """The ``confidence`` a scanner wrote on a tile or piece; None when there is no number there."""
+    value = extra.get("confidence")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
 def _evaluate(turned: Board, shift: Hex, truth: Board) -> _Alignment:
     matched = correct = silent = unread = 0
+    tile_outcomes = []
     for tile in turned.tiles.values():
         true_tile = truth.tiles.get(tile.hex.translated(*shift))
+        confidence = reported_confidence(tile.extra)
+        if confidence is not None:
+            right = true_tile is not None and tile.known and tile.terrain == true_tile.terrain
+            tile_outcomes.append(Outcome(confidence, right))
         if true_tile is None:
             continue
         matched += 1
@@ -155,23 +193,31 @@ def _evaluate(turned: Board, shift: Hex, truth: Board) -> _Alignment:
             else:
                 silent += 1
     moved = [replace(p, hex=p.hex.translated(*shift)) for p in turned.pieces]
-    matched_pieces, piece_errors = _match_pieces(moved, truth)
-    return _Alignment(matched, correct, silent, unread, matched_pieces, piece_errors)
+    right_pieces, piece_errors = _match_pieces(moved, truth)
+    piece_outcomes = [Outcome(confidence, n in right_pieces) for n, p in enumerate(moved)
+                      if (confidence := reported_confidence(p.extra)) is not None]
+    return _Alignment(matched, correct, silent, unread, len(right_pieces), piece_errors,
+                      tuple(tile_outcomes), tuple(piece_outcomes))
 
 
-def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[int, int]:
-    """Matched pieces (one-to-one) and piece errors: per position, the larger unmatched side."""
-    by_hex: dict[Hex, tuple[list[Piece], list[Piece]]] = {}
-    for p in scanned:
-        by_hex.setdefault(p.hex, ([], []))[0].append(p)
+def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[set[int], int]:
+    """Indices of the matched scanned pieces (one-to-one) and the piece errors.
+
+    The piece errors of a position are its larger unmatched side. Where several
+    scanned pieces could take the same true one, the most confident is matched.
+    """
+    by_hex: dict[Hex, tuple[list[int], list[Piece]]] = {}
+    for n in sorted(range(len(scanned)), key=lambda n: -(reported_confidence(scanned[n].extra) or 0.0)):
+        by_hex.setdefault(scanned[n].hex, ([], []))[0].append(n)
     for p in truth.pieces:
         by_hex.setdefault(p.hex, ([], []))[1].append(p)
-    matched = errors = 0
+    matched: set[int] = set()
+    errors = 0
     for h, (seen, real) in by_hex.items():
         terrain = truth.tiles[h].terrain if h in truth.tiles else None
-        pairs = _max_matching(seen, real, lambda s, t: _pieces_match(s, t, terrain))
-        matched += pairs
-        errors += max(len(seen), len(real)) - pairs
+        pairs = _max_matching([scanned[n] for n in seen], real, lambda s, t: _pieces_match(s, t, terrain))
+        matched.update(seen[i] for i in pairs)
+        errors += max(len(seen), len(real)) - len(pairs)
     return matched, errors
 
 
@@ -187,8 +233,11 @@ def _pieces_match(seen: Piece, real: Piece, terrain: str | None) -> bool:
     return segment is not None and segment == canonical_segment(terrain, real.sector)
 
 
-def _max_matching(left: Sequence[Piece], right: Sequence[Piece], fits: Callable[[Piece, Piece], bool]) -> int:
-    """Size of a maximum one-to-one matching (augmenting paths; the lists are tiny)."""
+def _max_matching(left: Sequence[Piece], right: Sequence[Piece], fits: Callable[[Piece, Piece], bool]) -> set[int]:
+    """The left indices of a maximum one-to-one matching (augmenting paths; the lists are tiny).
+
+    A left item, once matched, stays matched, so earlier items are preferred.
+    """
     partner: dict[int, int] = {}  # right index -> left index
 
     def augment(i: int, visited: set[int]) -> bool:
@@ -200,7 +249,62 @@ def _max_matching(left: Sequence[Piece], right: Sequence[Piece], fits: Callable[
                     return True
         return False
 
-    return sum(augment(i, set()) for i in range(len(left)))
+    return {i for i in range(len(left)) if augment(i, set())}
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """The outcomes whose confidence lies in ``[low, high)`` (the last bin: ``[low, 1]``).
+
+    ``count`` outcomes, ``wrong`` of them not right, and ``interval`` the 95 %
+    Wilson interval of the wrong share.
+    """
+
+    low: float
+    high: float
+    count: int
+    wrong: int
+    interval: tuple[float, float]
+
+    @property
+    def wrong_share(self) -> float:
+        """``wrong / count``; 0 for an empty bin (whose interval is [0, 1])."""
+        return self.wrong / self.count if self.count else 0.0
+
+    @property
+    def label(self) -> str:
+        return f"[{self.low:g}, {self.high:g}{']' if self.high == CONFIDENCE_TOP else ')'}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"low": self.low, "high": self.high, "count": self.count, "wrong": self.wrong,
+                "wrong_share": self.wrong_share, "ci95": list(self.interval)}
+
+
+def reliability_table(outcomes: Iterable[Outcome]) -> tuple[ReliabilityBin, ...]:
+    """Outcomes binned by confidence at :data:`CONFIDENCE_EDGES`.
+
+    A confidence below 0 counts in the first bin, one above 1 in the last.
+    """
+    counts = [[0, 0] for _ in CONFIDENCE_EDGES]  # per bin: outcomes, wrong ones
+    for confidence, right in outcomes:
+        cell = counts[max(0, bisect_right(CONFIDENCE_EDGES, confidence) - 1)]
+        cell[0] += 1
+        cell[1] += not right
+    highs = CONFIDENCE_EDGES[1:] + (CONFIDENCE_TOP,)
+    return tuple(ReliabilityBin(low, high, n, wrong, wilson_interval(wrong, n))
+                 for low, high, (n, wrong) in zip(CONFIDENCE_EDGES, highs, counts))
+
+
+def reliability_tables(comparisons: Sequence[Comparison]) -> Mapping[str, tuple[ReliabilityBin, ...]]:
+    """The reliability tables of tiles and of pieces, pooled over ``comparisons``."""
+    return MappingProxyType({
+        "tiles": reliability_table(o for c in comparisons for o in c.tile_outcomes),
+        "pieces": reliability_table(o for c in comparisons for o in c.piece_outcomes),
+    })
+
+
+def reliability_json(tables: Mapping[str, tuple[ReliabilityBin, ...]]) -> dict[str, list[dict[str, Any]]]:
+    return {kind: [b.to_json() for b in table] for kind, table in tables.items()}
 
 
 @dataclass(frozen=True)
@@ -209,7 +313,8 @@ class Summary:
 
     Ratios pool the counts of all photos; ``board_exact``, ``score_exact`` and
     ``at_most_one_error`` are shares of photos; ``silent_sector_errors`` is a
-    total; ``mean_errors`` and ``seconds_per_photo`` are means per photo.
+    total; ``mean_errors`` and ``seconds_per_photo`` are means per photo;
+    ``reliability`` pools the reported confidences (see :func:`reliability_tables`).
     """
 
     photos: int
@@ -226,14 +331,16 @@ class Summary:
     seconds_per_photo: float | None
     intervals: Mapping[str, tuple[float, float]]
     totals: Mapping[str, int]
+    reliability: Mapping[str, tuple[ReliabilityBin, ...]]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__
-                               if name not in ("intervals", "totals", "seconds_per_photo")}
+                               if name not in ("intervals", "totals", "seconds_per_photo", "reliability")}
         if self.seconds_per_photo is not None:
             out["seconds_per_photo"] = self.seconds_per_photo
         out["ci95"] = {name: list(bounds) for name, bounds in self.intervals.items()}
         out["totals"] = dict(self.totals)
+        out["reliability"] = reliability_json(self.reliability)
         return out
 
 
@@ -261,7 +368,8 @@ def summarize(comparisons: Sequence[Comparison], seconds: Sequence[float] | None
         if n:
             values["seconds_per_photo"] = math.fsum(seconds) / n
             intervals["seconds_per_photo"] = bootstrap_interval(list(seconds), [1] * n)
-    return Summary(intervals=MappingProxyType(intervals), totals=MappingProxyType(totals), **values)
+    return Summary(intervals=MappingProxyType(intervals), totals=MappingProxyType(totals),
+                   reliability=reliability_tables(comparisons), **values)
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:

@@ -4,7 +4,8 @@ A photo ``NAME.jpg|.jpeg|.png|.webp`` takes part when its truth ``NAME.json``
 lies beside it. Photos are scanned with :mod:`scanner.pipeline` or, with
 ``--scans SCANDIR``, their scans are read from ``SCANDIR/NAME.json`` (a missing
 scan is an empty board). The numbers are those of :mod:`fjords.compare`,
-explained in ``docs/eval.md``.
+explained in ``docs/eval.md``; the readable output ends with the reliability
+table of the confidences the scans report.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def run_eval(args: argparse.Namespace) -> int:
         print(format_results(results))
         print()
         print(format_summary(summary))
+        print()
+        print(format_reliability(summary))
     return 0
 
 
@@ -194,3 +197,13 @@ def format_summary(summary: Summary) -> str:
         low, high = summary.intervals[name]
         lines.append(f"{label:<18} {value:>9.{digits}f}  95% [{low:.{digits}f}, {high:.{digits}f}]")
     return "\n".join(lines)
+
+
+def format_reliability(summary: Summary) -> str:
+    """How often the tiles and pieces reported with each confidence were wrong, with 95 % intervals."""
+    header = ("reported", "confidence", "count", "wrong", "wrong share", "95% interval")
+    rows = [(kind, b.label, b.count, b.wrong, f"{b.wrong_share:.4f}" if b.count else "-",
+             f"[{b.interval[0]:.4f}, {b.interval[1]:.4f}]")
+            for kind, table in summary.reliability.items() for b in table]
+    return "\n".join(["reliability of the reported confidences (a tile is right when all 12 letters are)",
+                      format_table(header, rows, right=range(2, len(header)))])

@@ -16,7 +16,7 @@ from typing import NoReturn, Sequence
 from fjords.errors import FjordsError
 
 # Modules whose register() adds subcommands; optional ones may be missing their extras.
-COMMAND_MODULES = ("fjords.cli", "renderer.cli", "scanner.cli", "fjords_cli.eval_command")
+COMMAND_MODULES = ("fjords.cli", "renderer.cli", "scanner.cli", "scanner.calibrate", "fjords_cli.eval_command")
 
 EPILOG = """exit codes: 0 success (check: legal), 1 check: rule violations,
 2 unreadable input, 3 no board found in a photo, 4 photo must be retaken"""

@@ -35,13 +35,16 @@ class Render:
 
 
 def render_board(board: Board, seed: int, *, width: int = 2016, height: int = 1512, style: str | None = None,
-                 colours: Mapping[str, tuple[int, int, int]] | None = None, **overrides: Any) -> Render:
+                 colours: Mapping[str, tuple[int, int, int]] | None = None, print_seed: int | None = None,
+                 **overrides: Any) -> Render:
     """Photograph ``board`` as seed ``seed`` decides.
 
     Parameters
     ----------
     style : one of :data:`STYLES`, or None for a random one.
     colours : RGB paint per player name, replacing the named colour's paint.
+    print_seed : draw the tile printing (the style's palette and finish) from this seed instead,
+        so that several photos show one copy of the game.
     overrides : fields of :class:`renderer.scene.Scene` to pin (unknown names raise ``TypeError``).
     """
     if style is not None and style not in STYLES:
@@ -50,7 +53,7 @@ def render_board(board: Board, seed: int, *, width: int = 2016, height: int = 15
         raise ValueError("width and height must be at least 16 pixels")
     rng = np.random.default_rng(seed)
     scene = sample_scene(rng, style, board.edition).replace(**overrides)
-    image, truth = render_scene(board, scene, rng, width, height, colours)
+    image, truth = render_scene(board, scene, rng, width, height, colours, print_seed)
     truth["render"]["seed"] = seed
     return Render(image, truth)
 

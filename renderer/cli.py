@@ -27,6 +27,8 @@ def register(subparsers) -> None:
     parser.add_argument("--exclude-style", action="append", default=[], metavar="NAME",
                         help="never draw this style (repeatable; for hold-out experiments)")
     parser.add_argument("--colours", help="player colours in order, e.g. red,blue")
+    parser.add_argument("--copy", type=int, metavar="SEED", help="photograph one copy of the game: every photo's "
+                        "tile printing is drawn from SEED (use with --style)")
     parser.add_argument("--board", help="photograph this fjords-board/1 file instead of random boards")
     parser.add_argument("--prefix", default="render", help="file name prefix (default 'render')")
     parser.add_argument("--quality", type=int, default=95, help="JPEG quality of the written files (default 95)")
@@ -107,7 +109,8 @@ def run(args) -> int:
             photo_board = board
         style = random.Random(seed).choice(styles)
         try:
-            photo = render_board(photo_board, seed, width=args.width, height=args.height, style=style)
+            photo = render_board(photo_board, seed, width=args.width, height=args.height, style=style,
+                                 print_seed=args.copy)
         except ValueError as exc:  # a board file naming a colour no paint is known for
             raise FjordsError(str(exc)) from None
         photo.truth["image"]["file"] = os.path.basename(stem) + ".jpg"

@@ -151,9 +151,13 @@ def _albedo(piece, colours: Mapping[str, tuple[int, int, int]] | None, paints: d
 
 
 def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: int, height: int,
-                 colours: Mapping[str, tuple[int, int, int]] | None) -> tuple[np.ndarray, dict]:
-    """The photo (8-bit BGR) and its truth document of ``board`` seen as ``scene`` says."""
-    style = sample_style(scene.style, rng)
+                 colours: Mapping[str, tuple[int, int, int]] | None,
+                 print_seed: int | None = None) -> tuple[np.ndarray, dict]:
+    """The photo (8-bit BGR) and its truth document of ``board`` seen as ``scene`` says.
+
+    ``print_seed``, when given, draws the tile printing from its own generator (one copy, many photos).
+    """
+    style = sample_style(scene.style, rng if print_seed is None else np.random.default_rng(print_seed))
     poses = layout(board, scene, rng)
     s, top = scene.tile_radius_mm, scene.tile_thickness_mm
     corners = {h: p.corners(s, top) for h, p in poses.items()}

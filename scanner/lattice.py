@@ -78,7 +78,7 @@ class LatticeFit:
 
 
 def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
-                previous: LatticeFit | None = None) -> LatticeFit:
+                previous: LatticeFit | None = None, lens_k1: float | None = None) -> LatticeFit:
     """Find the tiles of a located board and fit the lattice.
 
     Parameters
@@ -89,6 +89,8 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     previous : LatticeFit, optional
         The previous video frame's fit: when most of its tiles are found again
         near where they were, the lattice search is skipped.
+    lens_k1 : float, optional
+        The camera's barrel distortion from a calibration: kept instead of fitted.
 
     Raises
     ------
@@ -105,17 +107,18 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     if assignment is None or assignment.inlier.sum() < 1:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
     timings = {"assign": time.perf_counter() - start}
-    model = assignment.model
+    model = assignment.model if lens_k1 is None else replace(assignment.model, k1=lens_k1)
+    fit_distortion = lens_k1 is None
     if assignment.inlier.sum() >= 8:
         # Robust refit: a candidate on a piece or a neighbour's edge must not pull the whole lattice.
         model = fit_model(hex_centres(assignment.axial[assignment.inlier]), points[assignment.inlier], size,
-                          initial=model, fit_distortion=assignment.inlier.sum() >= 12,
+                          initial=model, fit_distortion=fit_distortion and assignment.inlier.sum() >= 12,
                           loss_scale_px=0.1 * model.scale_px(hex_centres(assignment.axial[assignment.inlier]).mean(0)))
     cells = _present_cells(model, board_region, assignment)
     timings["cells"] = time.perf_counter() - start - timings["assign"]
     if not cells:
         raise NoBoardFound("no tiles found in the photo: is the board in the picture and in focus?")
-    model, cells = _refine(image_bgr, model, cells)
+    model, cells = _refine(image_bgr, model, cells, fit_distortion)
     timings["refine"] = time.perf_counter() - start - timings["assign"] - timings["cells"]
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
     return LatticeFit(cells, model, radius, timings)
@@ -173,7 +176,7 @@ def _hex_norm(offset: np.ndarray) -> np.ndarray:
     return np.max(np.abs(offset @ normals.T), axis=1) / (math.sqrt(3.0) / 2.0)
 
 
-def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
+def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry], fit_distortion: bool = True
             ) -> tuple[LatticeModel, dict[Hex, CellGeometry]]:
     """Refit the lattice through the tiles' own edges, then fit every tile's own pose to its edges."""
     hexes = list(cells)
@@ -187,7 +190,8 @@ def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometr
         # The centre candidates can sit off the tiles (a hand, a piece): move the lattice onto the edges.
         lattice = hex_corners(hexes)[good]
         shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
-        model = fit_model(lattice.reshape(-1, 2), shifted, size, initial=model, fit_distortion=good.sum() >= 12,
+        model = fit_model(lattice.reshape(-1, 2), shifted, size, initial=model,
+                          fit_distortion=fit_distortion and good.sum() >= 12,
                           loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0)))
         rectified, inside, origin = rectify(image, model, low, high)
         poses = refine_poses(edge_response(rectified, inside), origin, centres)

@@ -11,26 +11,22 @@ the lattice fit start from the previous lattice.
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import numpy as np
 
 from fjords.board import Board
-from fjords.errors import FjordsError
 from scanner.assemble import DecodeSettings, TileEvidence, assemble
+from scanner.calibration import load_calibration, sector_features
 from scanner.onnx_model import DEFAULT_MODELS_DIR
-from scanner.patches import Pyramid
+from scanner.patches import HEX_PATCH, Pyramid, hex_patches
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, sector_visibility
-
-CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
-
 
 @contextmanager
 def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
@@ -38,36 +34,6 @@ def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
     timings[stage] = time.perf_counter() - start
-
-
-class CalibrationError(FjordsError):
-    """A calibration that cannot be read (exit code 2)."""
-
-
-def load_calibration(calibration: str | Path | Mapping[str, Any] | None) -> dict[str, tuple[int, int, int]] | None:
-    """Player colours of a table: a mapping name → RGB, or a JSON file ``{"colours": {name: [r, g, b]}}``.
-
-    A bare name is looked up as ``calibration/NAME.json`` in the project.
-    """
-    if calibration is None:
-        return None
-    if isinstance(calibration, Mapping):
-        colours = calibration.get("colours", calibration)
-    else:
-        path = Path(calibration)
-        if not path.suffix and not path.exists():
-            path = CALIBRATION_DIR / f"{calibration}.json"
-        try:
-            colours = json.loads(path.read_text()).get("colours")
-        except (OSError, ValueError, AttributeError) as exc:
-            raise CalibrationError(f"cannot read calibration {calibration}: {exc}") from None
-    try:
-        palette = {str(name).lower(): tuple(int(v) for v in rgb) for name, rgb in dict(colours).items()}
-    except (TypeError, ValueError):
-        raise CalibrationError(f"calibration {calibration} must map player names to [r, g, b]") from None
-    if not palette or any(len(rgb) != 3 for rgb in palette.values()):
-        raise CalibrationError(f"calibration {calibration} must map player names to [r, g, b]")
-    return palette
 
 
 @dataclass
@@ -101,8 +67,9 @@ class Scanner:
     Parameters
     ----------
     models_dir : folder with the ONNX models (default: the project's ``models/``).
-    calibration : the table's player colours (see :func:`load_calibration`);
-        without one, colours are named among the eleven standard names.
+    calibration : a :class:`scanner.calibration.Calibration` of the table, or its name, file or
+        document (see :func:`scanner.calibration.load_calibration`); without one, colours are
+        named among the eleven standard names and the generic models read the terrain.
     settings : the decoder's constants.
     """
 
@@ -110,8 +77,10 @@ class Scanner:
                  settings: DecodeSettings = DecodeSettings()):
         self.models_dir = Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR
         self.settings = settings
+        self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
-        self.pieces = PieceClassifier(self.models_dir, load_calibration(calibration))
+        palette = self.calibration.colours if self.calibration else None
+        self.pieces = PieceClassifier(self.models_dir, palette or None)
 
     @cached_property
     def tile_tops(self):
@@ -152,7 +121,8 @@ class Scanner:
         with timed(timings, "locate"):
             region = locate_board(image_bgr, self.tile_tops)
         with timed(timings, "lattice"):
-            lattice = fit_lattice(image_bgr, region, previous=previous.lattice if previous else None)
+            lattice = fit_lattice(image_bgr, region, previous=previous.lattice if previous else None,
+                                  lens_k1=self.calibration.lens_k1 if self.calibration else None)
         evidence = self.evidence(image_bgr, list(lattice.cells.values()), scale=scale, timings=timings)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
@@ -193,7 +163,10 @@ class Scanner:
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in seen]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
-            sector_probs, readable = self.sectors.predict(pyramid, corners)
+            patches = hex_patches(pyramid, corners) if corners else np.zeros((0, HEX_PATCH, HEX_PATCH, 3), np.uint8)
+            sector_probs, readable = self.sectors.predict_patches(patches)
+            if self.calibration and self.calibration.terrain and len(patches):
+                sector_probs = self.calibration.terrain.adjust(sector_probs, sector_features(patches))
             visible = sector_visibility(corners, image_bgr.shape) * readable
         with timed(timings, "pieces"):
             pieces = self.pieces.predict(pyramid, corners)

@@ -21,42 +21,61 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from scanner.holdout import is_training_seed, training_seeds
 from scanner.locate import DEFAULT_MODEL, OUTPUT_STRIDE, work_size
 
-MAX_TRAINING_SEED = 1_000_000
 DEFAULT_DATA = Path("out/locate-data.npz")
 HIDDEN_VISIBLE = 0.6  # tiles less visible than this are left out of the loss
 
 
+def locate_sample(image: np.ndarray, truth: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A render shrunk to the network's input, with its tiles' corners there ``(n, 6, 2)`` and visibility."""
+    size = work_size(image.shape[1], image.shape[0])
+    scale = size[0] / image.shape[1]
+    tiles = [t for t in truth["tiles"] if "corners_px" in t]
+    # Pixel centres: photo x maps to (x + 0.5)·scale − 0.5 in the shrunk image.
+    corners = [(np.asarray(t["corners_px"], np.float32) + 0.5) * scale - 0.5 for t in tiles]
+    return (cv2.resize(image, size, interpolation=cv2.INTER_AREA), np.asarray(corners, np.float32).reshape(-1, 6, 2),
+            np.asarray([float(t.get("visible", 1.0)) for t in tiles], np.float32))
+
+
+class LocateData:
+    """Shrunk photos and their tiles, collected render by render and saved as one ``.npz``."""
+
+    def __init__(self):
+        self.images, self.corners, self.visible, self.owners, self.seeds = [], [], [], [], []
+
+    def add(self, seed: int, image: np.ndarray, truth: dict) -> None:
+        small, corners, visible = locate_sample(image, truth)
+        self.owners.append(np.full(len(corners), len(self.images)))
+        self.images.append(small)
+        self.corners.append(corners)
+        self.visible.append(visible)
+        self.seeds.append(seed)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, images=np.stack(self.images), corners=np.concatenate(self.corners),
+                 visible=np.concatenate(self.visible), owners=np.concatenate(self.owners),
+                 seeds=np.asarray(self.seeds))
+
+
 def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA, save_every: int = 50) -> None:
-    """Render ``count`` photos (seeds ``seed..``) and keep them shrunk, with their tiles' corners.
+    """Render ``count`` training photos (seeds from ``seed`` on, held-out ones skipped) and keep them shrunk.
 
     The file is rewritten every ``save_every`` photos, so an interrupted run still leaves data.
     """
     from renderer import render_random
     from tqdm import tqdm
 
-    if seed + count > MAX_TRAINING_SEED:
-        raise SystemExit("training seeds must stay below 1 000 000")
+    data = LocateData()
     rng = np.random.default_rng(seed)
-    images, corners, visible, owners = [], [], [], []
-    for n, s in enumerate(tqdm(range(seed, seed + count), desc="rendering")):
+    for n, s in enumerate(tqdm(training_seeds(seed, count), desc="rendering")):
         width = int(rng.choice([1008, 1008, 1344]))
         render = render_random(s, width=width, height=width * 3 // 4)
-        image, truth = render.image, render.truth
-        size = work_size(image.shape[1], image.shape[0])
-        images.append(cv2.resize(image, size, interpolation=cv2.INTER_AREA))
-        scale = size[0] / image.shape[1]
-        for t in truth["tiles"]:
-            if "corners_px" in t:
-                # Pixel centres: photo x maps to (x + 0.5)·scale − 0.5 in the shrunk image.
-                corners.append((np.asarray(t["corners_px"], np.float32) + 0.5) * scale - 0.5)
-                visible.append(float(t.get("visible", 1.0)))
-                owners.append(n)
+        data.add(s, render.image, render.truth)
         if (n + 1) % save_every == 0 or n + 1 == count:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(path, images=np.stack(images), corners=np.stack(corners), visible=np.asarray(visible),
-                     owners=np.asarray(owners))
+            data.save(path)
 
 
 def targets(corners: np.ndarray, visible: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -130,18 +149,23 @@ def make_network():
 
 
 def _load_data(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Concatenate data files (owners renumbered)."""
+    """Concatenate data files (owners renumbered), leaving out any render a model may not train on."""
     parts = []
     offset = 0
     for path in paths:
         with np.load(path) as data:
-            parts.append((data["images"], data["corners"], data["visible"], data["owners"] + offset))
-            offset += len(data["images"])
+            keep = np.flatnonzero([is_training_seed(int(s)) for s in data["seeds"]])
+            renumber = np.full(len(data["images"]), -1)
+            renumber[keep] = np.arange(len(keep)) + offset
+            tiles = np.isin(data["owners"], keep)
+            parts.append((data["images"][keep], data["corners"][tiles], data["visible"][tiles],
+                          renumber[data["owners"][tiles]]))
+            offset += len(keep)
     return tuple(np.concatenate(arrays) for arrays in zip(*parts))
 
 
 def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: int = 128, batch: int = 12,
-          resume: Path | None = None, peak_lr: float = 3e-3) -> None:
+          resume: Path | None = None, peak_lr: float = 3e-3, threads: int = 2) -> None:
     """Train for a time budget (the machine is shared: steps per minute vary), then export ONNX.
 
     The learning rate follows a cosine from ``peak_lr`` to 0 over the budget;
@@ -150,7 +174,7 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     import torch
 
     torch.manual_seed(seed)
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     rng = np.random.default_rng(seed)
     images, corners, visible, owners = _load_data(data_paths)
     size = (images.shape[2], images.shape[1])
@@ -233,11 +257,13 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--out", type=Path, default=DEFAULT_MODEL)
     fit.add_argument("--resume", type=Path, default=None, help="continue from these weights (.pt)")
     fit.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    fit.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
     args = parser.parse_args(argv)
     if args.step == "data":
         build_dataset(args.count, args.seed, args.out)
     else:
-        train(args.data, args.minutes, args.out, args.seed, resume=args.resume, peak_lr=args.lr)
+        train(args.data, args.minutes, args.out, args.seed, resume=args.resume, peak_lr=args.lr,
+              threads=args.threads)
     return 0
 
 

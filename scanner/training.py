@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from fjords.geometry import SECTORS, TERRAINS
+from scanner.holdout import training_seeds
 from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, hex_patches, piece_crops,
                              piece_window_matrix, tile_radius)
 from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
 
-MAX_TRAINING_SEED = 1_000_000
 DEFAULT_DATA = Path("out/reading-data.npz")
 
 
@@ -179,27 +179,33 @@ def render_sizes(rng: np.random.Generator) -> tuple[int, int]:
 
 
 def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
-                  progress: bool = True) -> ReadingSamples:
-    """Samples from ``count`` rendered photos with seeds ``seed .. seed + count - 1``, saved to ``out``.
+                  progress: bool = True, locate_out: Path | None = None) -> ReadingSamples:
+    """Samples from ``count`` rendered training photos (seeds from ``seed`` on, held-out ones skipped).
 
     The file is rewritten every ``save_every`` photos, so a long run can be
-    used (or stopped) part way.
+    used (or stopped) part way. With ``locate_out`` the same renders also give
+    the tile-top network's data (:mod:`scanner.train_locate`), saving a second render.
     """
     import cv2
     from renderer import render_random
     from tqdm import tqdm
 
-    if seed + count > MAX_TRAINING_SEED:
-        raise ValueError(f"training seeds must stay below {MAX_TRAINING_SEED}")
+    from scanner.train_locate import LocateData
+
     cv2.setNumThreads(1)  # several of these run side by side on few cores
-    parts = []
-    for n, s in enumerate(tqdm(range(seed, seed + count), disable=not progress, desc="rendering", unit="photo")):
+    parts, located = [], LocateData()
+    seeds = training_seeds(seed, count)
+    for n, s in enumerate(tqdm(seeds, disable=not progress, desc="rendering", unit="photo")):
         rng = np.random.default_rng(s)
         width, height = render_sizes(rng)
         render = render_random(s, width=width, height=height)
         parts.append(samples_from_render(render.image, render.truth, rng, copies=copies))
+        if locate_out is not None:
+            located.add(s, render.image, render.truth)
         if (n + 1) % save_every == 0 or n + 1 == count:
             ReadingSamples.concatenate(parts).save(out)
+            if locate_out is not None:
+                located.save(locate_out)
     return ReadingSamples.concatenate(parts)
 
 
@@ -305,6 +311,8 @@ def dataset_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first render seed (< 1 000 000)")
     parser.add_argument("--copies", type=int, default=2, help="jittered cut-outs per tile")
     parser.add_argument("--out", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--locate-out", type=Path, metavar="NPZ",
+                        help="also save the same renders as tile-top network data (python -m scanner.train_locate)")
     parser.add_argument("--from-dir", type=Path, metavar="DIR",
                         help="cut photos NAME.jpg + NAME.json already rendered (fjords render --out DIR) instead")
     args = parser.parse_args(argv)
@@ -312,7 +320,7 @@ def dataset_main(argv: list[str] | None = None) -> int:
         samples = samples_from_dir(args.from_dir, args.copies)
         samples.save(args.out)
     else:
-        samples = build_dataset(args.count, args.seed, args.out, args.copies)
+        samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out)
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

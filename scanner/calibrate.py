@@ -1,0 +1,202 @@
+"""``fjords calibrate``: learn one table's look from one photo and its correct board.
+
+The board file gives each tile's terrain and each piece's owner; where it also
+gives the tiles' ``corners_px`` (a scan's JSON, corrected by hand, keeps them)
+those are used as they are, otherwise the photo is scanned and the board is
+laid on the scan by the rotation and shift under which they agree best.
+A board that does not match the photo, or a photo with no board, is refused
+before anything is saved (see :mod:`scanner.calibration` for what is learnt).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fjords.board import Board
+from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex
+from scanner.calibration import Calibration, CalibrationError, calibration_path, fit_terrain_look, save_calibration, \
+    sector_features
+from scanner.lattice_model import fit_model, hex_centres
+from scanner.patches import Pyramid, hex_patches
+from scanner.sectors import sector_visibility
+
+#: Below this share of readable sectors agreeing with the board, the board is not this photo's.
+MIN_AGREEMENT = 0.5
+#: Below this mean "tile top here" probability at the board's tiles, the photo shows no board there.
+MIN_READABLE = 0.5
+#: Share of the board's tiles a scan must find (under the best alignment) to calibrate without corners.
+MIN_TILES_FOUND = 0.6
+#: Fewest tiles whose centres fit the lens model.
+MIN_LENS_TILES = 12
+
+
+@dataclass(frozen=True)
+class PlacedTile:
+    """A tile of the correct board and where it lies in the photo (scan pixels)."""
+
+    hex: Hex
+    terrain: str
+    corners_px: np.ndarray
+
+
+def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale: float = 1.0,
+              photo: str = "") -> Calibration:
+    """The calibration of the table in ``image_bgr`` whose correct board is ``board``.
+
+    Parameters
+    ----------
+    scanner : :class:`scanner.pipeline.Scanner` (uncalibrated) whose models are used.
+    scale : the photo's size over the original's (board pixels are original pixels).
+
+    Raises
+    ------
+    CalibrationError
+        When the board does not match the photo or the photo shows no board.
+    """
+    placed = place_board(scanner, image_bgr, board, scale)
+    corners = [t.corners_px for t in placed]
+    pyramid = Pyramid(image_bgr)
+    patches = hex_patches(pyramid, corners)
+    probs, readable = scanner.sectors.predict_patches(patches)
+    if float(readable.mean()) < MIN_READABLE:
+        raise CalibrationError("the photo shows no board where the board file puts its tiles: is it this photo's "
+                               "board, and is the board in the picture?")
+    known = np.array([[letter != UNKNOWN for letter in t.terrain] for t in placed])
+    labels = np.array([[TERRAINS.index(letter) if letter != UNKNOWN else 0 for letter in t.terrain] for t in placed])
+    covered = np.zeros_like(known)
+    index = {t.hex: n for n, t in enumerate(placed)}
+    for piece in board.pieces:
+        if piece.hex in index and piece.sector is not None:
+            covered[index[piece.hex], piece.sector] = True
+    usable = known & ~covered & (sector_visibility(corners, image_bgr.shape) >= 0.99) & (readable >= 0.5)
+    if usable.sum() < SECTORS:
+        raise CalibrationError("too little of the board is visible in the photo to calibrate from it")
+    agreement = float((probs.argmax(-1) == labels)[usable].mean())
+    if agreement < MIN_AGREEMENT:
+        raise CalibrationError(f"the board does not match the photo: only {agreement:.0%} of the sectors read look "
+                               f"as the board says (at least {MIN_AGREEMENT:.0%} expected)")
+    look, accuracy = fit_terrain_look(sector_features(patches), labels, usable, probs)
+    colours = piece_colours(scanner, pyramid, board, placed)
+    lens_k1 = lens_distortion(placed, image_bgr.shape)
+    report = {"photo": photo, "tiles": len(placed), "sectors_used": int(usable.sum()),
+              "sector_accuracy_network": round(accuracy["network"], 4),
+              "sector_accuracy_calibrated": round(accuracy["calibrated"], 4),
+              "pieces_per_player": {p: sum(q.player == p for q in board.pieces) for p in colours},
+              "models": scanner.model_versions}
+    return Calibration(name, colours, look, lens_k1, report)
+
+
+def place_board(scanner, image_bgr: np.ndarray, board: Board, scale: float) -> list[PlacedTile]:
+    """The board's tiles with their photo corners: from the board file, else from a scan aligned to it."""
+    with_corners = [t for t in board.tiles.values() if "corners_px" in t.extra]
+    if board.tiles and len(with_corners) == len(board.tiles):
+        try:
+            return [PlacedTile(t.hex, t.terrain, np.asarray(t.extra["corners_px"], np.float64).reshape(6, 2) * scale)
+                    for t in with_corners]
+        except (TypeError, ValueError):
+            raise CalibrationError("the board's corners_px must be six [x, y] points per tile") from None
+    cells = scanner.scan(image_bgr).lattice.cells
+    turned, shift, found = best_alignment(board, {h: c for h, c in cells.items()})
+    if found < MIN_TILES_FOUND * len(board.tiles):
+        raise CalibrationError(f"the board does not match the photo: only {found} of its {len(board.tiles)} tiles "
+                               "were found in it")
+    placed = []
+    for tile in turned.tiles.values():
+        cell = cells.get(tile.hex.translated(*shift))
+        if cell is not None:
+            placed.append(PlacedTile(tile.hex, tile.terrain, np.asarray(cell.corners_px, np.float64)))
+    return placed
+
+
+def best_alignment(board: Board, cells: dict) -> tuple[Board, tuple[int, int], int]:
+    """The turn of ``board`` and the shift onto the scanned ``cells`` that cover most of its tiles.
+
+    Returns the turned board, the shift ``(dq, dr)`` taking its hexes to the
+    scan's, and how many of its tiles then land on a scanned tile.
+    """
+    best = (board, (0, 0), -1)
+    scanned = set(cells)
+    for k in range(6):
+        turned = board.rotated(k)
+        hexes = list(turned.tiles)
+        shifts = {(c.q - h.q, c.r - h.r) for c in scanned for h in hexes}
+        for dq, dr in shifts:
+            found = sum(h.translated(dq, dr) in scanned for h in hexes)
+            if found > best[2]:
+                best = (turned, (dq, dr), found)
+    return best
+
+
+def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTile]) -> dict[str, tuple[int, int, int]]:
+    """Median RGB of each player's pieces, measured as a scan measures them."""
+    corners = {t.hex: t.corners_px for t in placed}
+    owned = [p for p in board.pieces if p.player and p.hex in corners]
+    if not owned:
+        return {}
+    readings = scanner.pieces.predict(pyramid, [corners[p.hex] for p in owned])
+    colours = {}
+    for player in dict.fromkeys(p.player for p in owned):
+        rgbs = np.array([r.rgb for p, r in zip(owned, readings) if p.player == player])
+        colours[player.lower()] = tuple(int(v) for v in np.median(rgbs, axis=0))
+    return colours
+
+
+def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> float | None:
+    """Barrel distortion ``k1`` of the lattice model through the tiles' centres, if enough tiles show it."""
+    if len(placed) < MIN_LENS_TILES:
+        return None
+    size = (image_shape[1], image_shape[0])
+    centres = np.array([t.corners_px.mean(axis=0) for t in placed])
+    model = fit_model(hex_centres([t.hex for t in placed]), centres, size, fit_distortion=True)
+    return float(model.k1)
+
+
+# -- the command ------------------------------------------------------------------------------
+
+DESCRIPTION = """Calibrate the scanner to your own copy of Fjords from one photo and its correct board.
+
+Learns your pieces' colours (named after the board's players), the look of sea,
+mountain and plain in your printing under your light, and your camera's lens,
+and saves them as NAME in your configuration folder. Then scan with
+fjords scan PHOTO --calibration NAME."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("calibrate", help="learn your table's look from one photo and its board",
+                                   description=DESCRIPTION, epilog="exit codes: 0 saved, 2 bad input or refused "
+                                   "(nothing saved), 3 no board found in the photo",
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("photo", metavar="PHOTO", help="a photo of your table (JPEG, PNG, WebP)")
+    parser.add_argument("--board", required=True, metavar="BOARD.json",
+                        help="the correct fjords-board/1 board of that photo (e.g. its scan, corrected)")
+    parser.add_argument("--name", required=True, help="name to save the calibration under")
+    parser.add_argument("--models", metavar="DIR", type=Path, help="folder of the ONNX models (default: models/)")
+    parser.add_argument("--force", action="store_true", help="replace an existing calibration of that name")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fjords.boardjson import read_board_file
+    from scanner.load import load_image
+    from scanner.pipeline import Scanner
+
+    path = calibration_path(args.name)
+    if path.exists() and not args.force:
+        raise CalibrationError(f"a calibration named {args.name} exists ({path}); use --force to replace it")
+    board = read_board_file(args.board)
+    loaded = load_image(args.photo)
+    calibration = calibrate(Scanner(args.models), loaded.image_bgr, board, args.name, scale=loaded.scale,
+                            photo=Path(args.photo).name)
+    saved = save_calibration(calibration, force=args.force)
+    report = calibration.report
+    colours = ", ".join(f"{n} {tuple(rgb)}" for n, rgb in calibration.colours.items()) or "none (no pieces)"
+    print(f"saved calibration {args.name} to {saved}\n"
+          f"  sectors read right on this photo: {report['sector_accuracy_network']:.1%} by the network, "
+          f"{report['sector_accuracy_calibrated']:.1%} calibrated (tiles left out in turn)\n"
+          f"  player colours: {colours}\n"
+          f"  lens k1: {'not measured (too few tiles)' if calibration.lens_k1 is None else f'{calibration.lens_k1:.4f}'}")
+    return 0

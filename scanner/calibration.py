@@ -1,0 +1,315 @@
+"""Calibration to one table: the look of its printing, its pieces' paint and its camera's lens.
+
+``fjords calibrate PHOTO --board BOARD.json --name NAME`` learns, from one photo
+and its correct board, what the generic models cannot know about a player's
+own copy:
+
+* **colours** — player name → RGB of that player's pieces, measured the way a
+  scan measures them (:func:`scanner.pieces.piece_rgb`), so pieces of any paint
+  (white, green, orange …) are named after the players;
+* **terrain** — the colour of sea, mountain and plain in this printing under
+  this light: a Gaussian per terrain over a few colour statistics of each
+  sector (:func:`sector_features`), whose log-likelihood is added, weighted, to
+  the sector network's log-probabilities. The weight is chosen on the
+  calibration photo by leave-one-tile-out accuracy among a few values that
+  include 0, so calibrating never reads that photo worse than the network alone;
+* **lens** — the barrel distortion ``k1`` of the lattice model fitted to the
+  board's tile centres, given to the lattice fit of later scans.
+
+A calibration is a small JSON file (``fjords-calibration/1``) in the user's
+configuration folder (:func:`config_dir`); ``calibration/`` in the repository
+holds shipped examples.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import cv2
+import numpy as np
+
+from fjords.errors import FjordsError
+from fjords.geometry import SECTORS, TERRAINS
+from scanner.patches import HEX_MARGIN, HEX_PATCH
+
+FORMAT = "fjords-calibration/1"
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "calibration"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: Weights tried for the terrain look's log-likelihood (0: the network alone).
+TERRAIN_WEIGHTS = (0.0, 0.03, 0.1, 0.3, 1.0)
+#: Ridge added to each terrain's covariance (feature units²), so a few sectors give a usable Gaussian.
+COVARIANCE_RIDGE = 4.0
+#: A terrain's log-likelihood is kept within this of the best, so one odd sector cannot swamp the network.
+LOG_LIKELIHOOD_SPAN = 30.0
+
+
+class CalibrationError(FjordsError):
+    """A calibration that cannot be made, read or saved (exit code 2)."""
+
+
+# -- where calibrations live ----------------------------------------------------------
+
+
+def config_dir() -> Path:
+    """The user's configuration folder for fjords (``$FJORDS_CONFIG_DIR`` overrides it).
+
+    ``%APPDATA%\\fjords`` on Windows, ``~/Library/Application Support/fjords``
+    on macOS, ``$XDG_CONFIG_HOME/fjords`` (default ``~/.config/fjords``) elsewhere.
+    """
+    if os.environ.get("FJORDS_CONFIG_DIR"):
+        return Path(os.environ["FJORDS_CONFIG_DIR"])
+    if sys.platform == "win32" and os.environ.get("APPDATA"):
+        return Path(os.environ["APPDATA"]) / "fjords"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "fjords"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "fjords"
+
+
+def calibration_path(name: str) -> Path:
+    """Where the calibration ``name`` is saved."""
+    if not NAME_PATTERN.match(name):
+        raise CalibrationError(f"calibration name {name!r} must be 1–64 letters, digits, '.', '_' or '-'")
+    return config_dir() / "calibrations" / f"{name}.json"
+
+
+def find_calibration(name_or_path: str | Path) -> Path:
+    """A calibration file: a path, else a name in the user's folder, else a shipped example."""
+    path = Path(name_or_path)
+    if path.suffix == ".json" and path.is_file():
+        return path
+    text = str(name_or_path)
+    if NAME_PATTERN.match(text):
+        for candidate in (calibration_path(text), SHIPPED_DIR / f"{text}.json"):
+            if candidate.is_file():
+                return candidate
+    raise CalibrationError(f"no calibration {text!r}: make one with fjords calibrate PHOTO --board BOARD.json "
+                           f"--name {text} (looked in {config_dir() / 'calibrations'} and {SHIPPED_DIR})")
+
+
+# -- what a calibration holds ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TerrainLook:
+    """A Gaussian per terrain (order :data:`TERRAINS`) over :func:`sector_features`, and its weight."""
+
+    means: np.ndarray        # (3, F)
+    covariances: np.ndarray  # (3, F, F)
+    weight: float
+
+    def log_likelihood(self, features: np.ndarray) -> np.ndarray:
+        """``(..., 3)`` log-density of each terrain for features ``(..., F)``, clipped to a span below the best."""
+        out = np.empty(features.shape[:-1] + (len(TERRAINS),))
+        for t in range(len(TERRAINS)):
+            d = features - self.means[t]
+            inverse = np.linalg.inv(self.covariances[t])
+            _, logdet = np.linalg.slogdet(self.covariances[t])
+            out[..., t] = -0.5 * (np.einsum("...i,ij,...j->...", d, inverse, d) + logdet)
+        return np.maximum(out, out.max(axis=-1, keepdims=True) - LOG_LIKELIHOOD_SPAN)
+
+    def adjust(self, probs: np.ndarray, features: np.ndarray) -> np.ndarray:
+        """The network's terrain probabilities ``(..., 3)`` combined with this look."""
+        if self.weight == 0.0:
+            return probs
+        logits = np.log(np.maximum(probs, 1e-9)) + self.weight * self.log_likelihood(features)
+        logits -= logits.max(axis=-1, keepdims=True)
+        e = np.exp(logits)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"weight": self.weight, "features": list(FEATURE_NAMES),
+                "terrains": {t: {"mean": np.round(self.means[i], 3).tolist(),
+                                 "covariance": np.round(self.covariances[i], 3).tolist()}
+                             for i, t in enumerate(TERRAINS)}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "TerrainLook":
+        terrains = doc["terrains"]
+        means = np.array([terrains[t]["mean"] for t in TERRAINS], dtype=np.float64)
+        covariances = np.array([terrains[t]["covariance"] for t in TERRAINS], dtype=np.float64)
+        f = len(FEATURE_NAMES)
+        if means.shape != (3, f) or covariances.shape != (3, f, f) or not np.all(np.isfinite(covariances)):
+            raise ValueError("terrain look has the wrong shape")
+        return cls(means, covariances, float(doc["weight"]))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What one table looks like.
+
+    Attributes
+    ----------
+    name : the calibration's name.
+    colours : player name → RGB of that player's pieces (as a scan measures them).
+    terrain : the printing's terrain look, or None.
+    lens_k1 : barrel distortion of the lattice model (see :mod:`scanner.lattice_model`), or None.
+    report : how it was made and what it changed on its own photo (for people; not read back).
+    """
+
+    name: str
+    colours: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
+    terrain: TerrainLook | None = None
+    lens_k1: float | None = None
+    report: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"format": FORMAT, "name": self.name,
+                               "colours": {n: list(rgb) for n, rgb in self.colours.items()}}
+        if self.terrain is not None:
+            doc["terrain"] = self.terrain.to_json()
+        if self.lens_k1 is not None:
+            doc["lens"] = {"k1": round(self.lens_k1, 5)}
+        if self.report:
+            doc["report"] = dict(self.report)
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], name: str = "") -> "Calibration":
+        """Read a calibration document; the older ``{"colours": {...}}`` form is accepted too."""
+        try:
+            colours = {str(n).lower(): tuple(int(v) for v in rgb) for n, rgb in dict(doc.get("colours", {})).items()}
+            if any(len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb) for rgb in colours.values()):
+                raise ValueError("colours must be [r, g, b] in 0..255")
+            terrain = TerrainLook.from_json(doc["terrain"]) if doc.get("terrain") else None
+            lens = doc.get("lens") or {}
+            k1 = float(lens["k1"]) if "k1" in lens else None
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise CalibrationError(f"calibration {name or doc.get('name', '')} is not valid: {exc}") from None
+        if not colours and terrain is None and k1 is None:
+            raise CalibrationError(f"calibration {name} holds nothing: no colours, terrain look or lens")
+        return cls(str(doc.get("name", name)), colours, terrain, k1, dict(doc.get("report", {})))
+
+
+def load_calibration(calibration: "str | Path | Mapping[str, Any] | Calibration | None") -> Calibration | None:
+    """A calibration from its name, a JSON file, a document or a mapping name → RGB."""
+    if calibration is None or isinstance(calibration, Calibration):
+        return calibration
+    if isinstance(calibration, Mapping):
+        doc = calibration if "colours" in calibration else {"colours": calibration}
+        return Calibration.from_json(doc)
+    path = find_calibration(calibration)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CalibrationError(f"cannot read calibration {calibration}: {exc}") from None
+    if not isinstance(doc, dict):
+        raise CalibrationError(f"calibration {calibration} is not a JSON object")
+    return Calibration.from_json(doc, name=path.stem)
+
+
+def save_calibration(calibration: Calibration, force: bool = False) -> Path:
+    """Write ``calibration`` under its name; an existing one is replaced only with ``force``.
+
+    The file is written beside its final place and renamed over it, so an
+    interrupted save never leaves half a calibration.
+    """
+    path = calibration_path(calibration.name)
+    if path.exists() and not force:
+        raise CalibrationError(f"a calibration named {calibration.name} exists ({path}); use --force to replace it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
+        json.dump(calibration.to_json(), handle, indent=2)
+        handle.write("\n")
+    os.replace(handle.name, path)
+    return path
+
+
+# -- the terrain look ------------------------------------------------------------------------
+
+FEATURE_NAMES = ("L", "a", "b", "sd L", "sd a", "sd b")
+
+
+@lru_cache(maxsize=4)
+def sector_masks(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
+    """``(12, size, size)`` booleans: the inner part of each sector's triangle in a hex patch.
+
+    Sector ``i`` spans ``30·i − 30`` to ``30·i`` degrees counter-clockwise
+    (image y pointing down); its middle stays clear of the centre, the rim and
+    the sector's borders, where neighbours and the lattice fit's error blur it.
+    """
+    c = size / 2.0
+    radius = c / margin
+    ys, xs = np.mgrid[0:size, 0:size] + 0.5
+    x, y = xs - c, c - ys
+    r = np.hypot(x, y) / (radius * math.cos(math.radians(15)))
+    angle = np.degrees(np.arctan2(y, x)) % 360.0
+    masks = np.zeros((SECTORS, size, size), bool)
+    for i in range(SECTORS):
+        offset = (angle - (30.0 * i - 30.0)) % 360.0
+        masks[i] = (r > 0.2) & (r < 0.85) & (offset > 4.0) & (offset < 26.0)
+    return masks
+
+
+def sector_features(patches: np.ndarray) -> np.ndarray:
+    """CIELAB mean and spread of each sector's inner pixels, ``(n, 12, 6)``, from ``(n, s, s, 3)`` BGR patches."""
+    masks = sector_masks(patches.shape[1])
+    out = np.zeros((len(patches), SECTORS, len(FEATURE_NAMES)))
+    for k, patch in enumerate(patches):
+        lab = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2LAB)
+        for i in range(SECTORS):
+            pixels = lab[masks[i]]
+            out[k, i, :3] = pixels.mean(axis=0)
+            out[k, i, 3:] = pixels.std(axis=0)
+    return out
+
+
+def _gaussians(sums: np.ndarray, outer: np.ndarray, counts: np.ndarray,
+               pooled: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Means and ridged covariances per terrain from sufficient statistics; a terrain with under
+    three samples borrows the pooled covariance (and the pooled mean when it has none)."""
+    means = np.empty_like(sums)
+    covariances = np.empty_like(outer)
+    ridge = COVARIANCE_RIDGE * np.eye(sums.shape[1])
+    for t in range(len(sums)):
+        if counts[t] >= 3:
+            means[t] = sums[t] / counts[t]
+            covariances[t] = outer[t] / counts[t] - np.outer(means[t], means[t]) + ridge
+        else:
+            means[t] = sums[t] / counts[t] if counts[t] else pooled[0]
+            covariances[t] = pooled[1] + ridge
+    return means, covariances
+
+
+def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarray,
+                     probs: np.ndarray) -> tuple[TerrainLook, dict[str, float]]:
+    """The terrain look of one photo and its weight, chosen by leave-one-tile-out accuracy.
+
+    Parameters
+    ----------
+    features : (n, 12, F) from :func:`sector_features`.
+    labels : (n, 12) terrain indices (into :data:`TERRAINS`) from the correct board.
+    usable : (n, 12) bool — sectors seen whole, not under a piece.
+    probs : (n, 12, 3) the network's terrain probabilities.
+
+    Returns
+    -------
+    look, and the accuracy of the network alone and with the chosen weight (left-out tiles).
+    """
+    n, _, f = features.shape
+    onehot = np.eye(len(TERRAINS))[labels] * usable[..., None]               # (n, 12, 3)
+    tile_sums = np.einsum("nst,nsf->ntf", onehot, features)                   # (n, 3, F)
+    tile_outer = np.einsum("nst,nsf,nsg->ntfg", onehot, features, features)   # (n, 3, F, F)
+    tile_counts = onehot.sum(axis=1)                                           # (n, 3)
+    x = features[usable]
+    pooled = (x.mean(axis=0), np.cov(x.T) if len(x) > 1 else np.eye(f))
+    left_out = np.zeros((n, SECTORS, len(TERRAINS)))
+    for k in range(n):
+        means, covariances = _gaussians(tile_sums.sum(0) - tile_sums[k], tile_outer.sum(0) - tile_outer[k],
+                                        tile_counts.sum(0) - tile_counts[k], pooled)
+        left_out[k] = TerrainLook(means, covariances, 1.0).log_likelihood(features[k])
+    accuracy = {}
+    for weight in TERRAIN_WEIGHTS:
+        logits = np.log(np.maximum(probs, 1e-9)) + weight * left_out
+        accuracy[weight] = float((logits.argmax(-1) == labels)[usable].mean()) if usable.any() else 0.0
+    best = max(TERRAIN_WEIGHTS, key=lambda w: (accuracy[w], -w))
+    means, covariances = _gaussians(tile_sums.sum(0), tile_outer.sum(0), tile_counts.sum(0), pooled)
+    return TerrainLook(means, covariances, best), {"network": accuracy[0.0], "calibrated": accuracy[best]}

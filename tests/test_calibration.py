@@ -1,0 +1,179 @@
+"""`fjords calibrate` and scanner.calibration: what is learnt, where it is kept, what is refused."""
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from fjords_cli.main import main
+from scanner.calibration import (Calibration, CalibrationError, TerrainLook, calibration_path, fit_terrain_look,
+                                 load_calibration, save_calibration, sector_features, sector_masks)
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    """Every test gets its own configuration folder: the user's is never touched."""
+    folder = tmp_path / "config"
+    monkeypatch.setenv("FJORDS_CONFIG_DIR", str(folder))
+    return folder
+
+
+def _look(weight=0.5):
+    means = np.array([[40.0, -5, -30, 3, 2, 2], [55, 2, 5, 8, 2, 2], [60, -30, 40, 4, 3, 3]])
+    return TerrainLook(means, np.stack([np.eye(6) * 9.0] * 3), weight)
+
+
+def test_sector_masks_split_the_hexagon_into_twelve_disjoint_sectors():
+    masks = sector_masks()
+    assert masks.shape[0] == 12
+    assert masks.sum(axis=0).max() == 1
+    sizes = masks.sum(axis=(1, 2))
+    assert sizes.min() > 20 and sizes.max() - sizes.min() <= 0.2 * sizes.mean()
+    # Sector 0 lies right of and below the centre (image y down), sector 3 above and right.
+    ys, xs = np.nonzero(masks[0])
+    assert xs.mean() > 24 and ys.mean() > 24
+    ys, xs = np.nonzero(masks[3])
+    assert xs.mean() > 24 and ys.mean() < 24
+
+
+def test_sector_features_see_each_sectors_own_colour():
+    patch = np.zeros((1, 48, 48, 3), np.uint8)
+    masks = sector_masks()
+    patch[0][masks[5]] = (255, 0, 0)  # blue in BGR
+    features = sector_features(patch)
+    assert features.shape == (1, 12, 6)
+    assert features[0, 5, 2] < -50  # CIELAB b: blue
+    assert np.allclose(features[0, [0, 1, 2, 3, 4, 6], :3], 0.0, atol=1e-3)
+
+
+def test_adjust_with_weight_zero_changes_nothing():
+    probs = np.array([[0.2, 0.5, 0.3]])
+    assert np.array_equal(_look(0.0).adjust(probs, np.zeros((1, 6))), probs)
+
+
+def test_adjust_moves_probability_towards_the_nearest_terrain():
+    probs = np.full((1, 3), 1 / 3)
+    adjusted = _look(0.5).adjust(probs, np.array([[60.0, -30, 40, 4, 3, 3]]))
+    assert adjusted.argmax() == 2 and adjusted[0, 2] > 0.9 and np.isclose(adjusted.sum(), 1.0)
+
+
+def _synthetic(rng, tiles=20, noise=2.0):
+    look = _look()
+    labels = rng.integers(0, 3, size=(tiles, 12))
+    features = look.means[labels] + rng.normal(0, noise, size=(tiles, 12, 6))
+    return features, labels, np.ones((tiles, 12), bool)
+
+
+def test_fit_chooses_the_look_when_the_network_is_unsure():
+    features, labels, usable = _synthetic(np.random.default_rng(0))
+    probs = np.full(labels.shape + (3,), 1 / 3) + np.random.default_rng(1).normal(0, 0.01, labels.shape + (3,))
+    look, accuracy = fit_terrain_look(features, labels, usable, probs)
+    assert look.weight > 0
+    assert accuracy["calibrated"] > 0.99 and accuracy["network"] < 0.5
+    assert np.allclose(look.means, _look().means, atol=1.0)
+
+
+def test_fit_keeps_a_perfect_network_alone():
+    features, labels, usable = _synthetic(np.random.default_rng(2), noise=30.0)
+    probs = np.eye(3)[labels] * 0.98 + 0.01
+    look, accuracy = fit_terrain_look(features, labels, usable, probs)
+    assert accuracy["network"] == 1.0 and accuracy["calibrated"] == 1.0
+    assert look.weight == 0.0  # ties go to the smaller weight: calibration never reads worse
+
+
+def test_calibration_round_trips_through_json():
+    calibration = Calibration("home", {"anna": (250, 250, 245), "ben": (30, 140, 40)}, _look(), -0.031)
+    back = Calibration.from_json(json.loads(json.dumps(calibration.to_json())))
+    assert back.name == "home" and back.colours == calibration.colours and back.lens_k1 == pytest.approx(-0.031)
+    assert np.allclose(back.terrain.means, calibration.terrain.means) and back.terrain.weight == 0.5
+
+
+def test_a_colour_mapping_is_still_a_calibration():
+    calibration = load_calibration({"Anna": [250, 250, 245]})
+    assert calibration.colours == {"anna": (250, 250, 245)} and calibration.terrain is None
+
+
+@pytest.mark.parametrize("doc", [{"colours": {"a": [1, 2]}}, {"colours": {"a": [1, 2, 300]}}, {},
+                                 {"colours": {}, "terrain": {"weight": 1, "terrains": {}}}])
+def test_bad_calibration_documents_are_refused(doc):
+    with pytest.raises(CalibrationError):
+        Calibration.from_json(doc)
+
+
+def test_save_refuses_to_replace_without_force(config_dir):
+    first = Calibration("home", {"anna": (1, 2, 3)})
+    path = save_calibration(first)
+    assert path == config_dir / "calibrations" / "home.json"
+    before = path.read_bytes()
+    with pytest.raises(CalibrationError, match="--force"):
+        save_calibration(Calibration("home", {"anna": (9, 9, 9)}))
+    assert path.read_bytes() == before
+    save_calibration(Calibration("home", {"anna": (9, 9, 9)}), force=True)
+    assert load_calibration("home").colours == {"anna": (9, 9, 9)}
+
+
+@pytest.mark.parametrize("name", ["", "../evil", "a/b", "x" * 65, ".hidden"])
+def test_unsafe_names_are_refused(name):
+    with pytest.raises(CalibrationError):
+        calibration_path(name)
+
+
+def test_unknown_calibration_names_where_it_looked():
+    with pytest.raises(CalibrationError, match="fjords calibrate"):
+        load_calibration("nobody")
+
+
+# -- the command, end to end on the bundled sample photos ----------------------------------------
+
+
+def test_calibrate_then_scan_with_it(config_dir, capsys):
+    photo, board = SAMPLES / "table-classic.jpg", SAMPLES / "table-classic.json"
+    assert main(["calibrate", str(photo), "--board", str(board), "--name", "home"]) == 0
+    out = capsys.readouterr().out
+    assert "saved calibration home" in out
+    saved = json.loads((config_dir / "calibrations" / "home.json").read_text())
+    truth = json.loads(board.read_text())
+    assert saved["format"] == "fjords-calibration/1"
+    assert set(saved["colours"]) == {p["player"] for p in truth["pieces"] if p.get("player")}
+    assert saved["report"]["sector_accuracy_calibrated"] >= saved["report"]["sector_accuracy_network"]
+    assert main(["scan", str(photo), "--calibration", "home", "--json"]) == 0
+    scanned = json.loads(capsys.readouterr().out)
+    assert {p["player"] for p in scanned["pieces"] if p.get("player")} <= set(saved["colours"])
+
+
+def test_calibrate_refuses_to_replace_and_leaves_the_old_one(config_dir, capsys):
+    photo, board = SAMPLES / "table-classic.jpg", SAMPLES / "table-classic.json"
+    path = config_dir / "calibrations" / "home.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"colours": {"anna": [1, 2, 3]}}\n')
+    assert main(["calibrate", str(photo), "--board", str(board), "--name", "home"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert path.read_text() == '{"colours": {"anna": [1, 2, 3]}}\n'
+
+
+def test_a_board_of_another_photo_is_refused(config_dir, capsys):
+    photo, board = SAMPLES / "table-classic.jpg", SAMPLES / "table-2022.json"
+    assert main(["calibrate", str(photo), "--board", str(board), "--name", "home"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fjords: error:") and len(err.strip().splitlines()) == 1
+    assert not (config_dir / "calibrations" / "home.json").exists()
+
+
+def test_a_photo_without_a_board_is_refused(config_dir, tmp_path, capsys):
+    table = tmp_path / "table.jpg"
+    rng = np.random.default_rng(0)
+    cv2.imwrite(str(table), cv2.GaussianBlur(rng.integers(90, 140, (1512, 2016, 3), dtype=np.uint8), (0, 0), 3))
+    assert main(["calibrate", str(table), "--board", str(SAMPLES / "table-classic.json"), "--name", "home"]) == 2
+    assert "no board" in capsys.readouterr().err
+    assert not (config_dir / "calibrations" / "home.json").exists()
+
+
+def test_bad_board_file_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "board.json"
+    bad.write_text("{not json")
+    assert main(["calibrate", str(SAMPLES / "table-classic.jpg"), "--board", str(bad), "--name", "home"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -82,6 +82,7 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
             report[f"mismatch={eps} unsure={level}"] = {
                 "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
+                "ci95": summary["ci95"],
                 "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
                 "reliability": summary["reliability"],
             }

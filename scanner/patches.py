@@ -120,7 +120,11 @@ def hex_homography(corners_px: np.ndarray, size: int = HEX_PATCH, margin: float 
     matrix, _ = cv2.findHomography(src, dst, 0)
     if matrix is None:  # degenerate corners: fall back to the best affine map
         affine, _ = cv2.estimateAffine2D(src, dst)
-        matrix = np.vstack([affine, [0, 0, 1]])
+        matrix = None if affine is None else np.vstack([affine, [0, 0, 1]])
+    if matrix is None:  # collapsed corners: at least centre and scale are known
+        scale = float(np.linalg.norm(dst - dst.mean(axis=0), axis=1).mean()) / max(tile_radius(src), 1e-6)
+        shift = dst.mean(axis=0) - scale * src.mean(axis=0)
+        matrix = np.array([[scale, 0.0, shift[0]], [0.0, scale, shift[1]], [0.0, 0.0, 1.0]])
     return matrix
 
 

@@ -44,6 +44,8 @@ MAX_SEEDS = 8
 MIN_ISOTROPY = 0.4
 #: Isotropy of a hypothesis good enough to stop looking for others.
 CONFIDENT_ISOTROPY = 0.62
+#: Share of the candidates a plausible hypothesis must explain for the seeds it explains to be skipped.
+SETTLED_SHARE = 0.75
 #: Hypotheses scoring at least this share of the best one compete on how little they stretch the board.
 TIE_SHARE = 0.97
 #: Candidates up to this multiple of the nearest one's distance may be neighbours of a seed (a view
@@ -94,6 +96,9 @@ def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[in
     spacing = float(np.median(cKDTree(heavy).query(heavy, k=2)[0][:, 1]))
     found_all: list[tuple[float, float, Assignment]] = []
     for seed in np.argsort(-weights)[:MAX_SEEDS]:
+        if any(f.inlier[seed] and isotropy >= CONFIDENT_ISOTROPY and f.inlier.sum() >= SETTLED_SHARE * len(points)
+               for _, isotropy, f in found_all):
+            continue  # a plausible lattice already explains this seed and most others: it would be found again
         for affine in _seed_hypotheses(points, tree, seed):
             try:
                 found = _grow(points, weights, seed, affine, image_size, fit_distortion)

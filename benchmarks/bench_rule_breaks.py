@@ -38,6 +38,7 @@ from fjords.compare import compare, wilson_interval
 from fjords.geometry import Hex, facing_sector, rotate_sector, rotate_terrain
 from renderer import render_board
 from renderer.boards import random_board, random_setup
+from scanner.assemble import DecodeSettings
 from scanner.pipeline import Scanner
 
 OUTCOMES = ("shown", "decoded away", "unread", "other")
@@ -162,11 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", type=int, default=2016)
     parser.add_argument("--height", type=int, default=1512)
     parser.add_argument("--keep", type=Path, metavar="DIR", help="write each photo and its truth here")
+    parser.add_argument("--mismatch", type=float, default=DecodeSettings.mismatch,
+                        help="the decoder's weight of two different letters across an edge")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-    scanner = Scanner()
+    scanner = Scanner(settings=DecodeSettings(mismatch=args.mismatch))
     report = {way: measure(way, args.count, args.seed, (args.width, args.height), scanner, args.keep)
               for way in BREAKS}
     if args.json:

@@ -52,7 +52,7 @@ class DecodeSettings:
         under a hand) are not read; they are kept with every sector ``?``.
     """
 
-    mismatch: float = 0.005
+    mismatch: float = 0.02
     unsure: float = 0.8
     min_sector_visible: float = 0.5
     min_piece: float = 0.5

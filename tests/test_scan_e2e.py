@@ -62,7 +62,8 @@ def test_full_scan_document_is_complete(scanner, render):
     assert set(result.evidence) >= set(result.board.tiles)
 
 
-@pytest.mark.xfail(reason="depends on the lattice fit, still being tuned by the geometry stages", strict=False)
+@pytest.mark.xfail(reason="the lattice fit still loses part of some boards (seed 900102: 11 of 19 tiles found)",
+                   strict=False)
 def test_full_scan_finds_and_reads_the_board(scanner, render):
     c = compare(scanner.scan(render.image).board, Board.from_json(render.truth))
     assert c.matched_tiles >= 0.85 * c.true_tiles

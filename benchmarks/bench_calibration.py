@@ -7,8 +7,8 @@ copy in the style and piece colours no model trained on::
 
     fjords render --count 40 --seed 1200000 --style vintage --colours orange,purple --copy 7 --out DIR
 
-The calibration is made from one photo and its truth (the first by name unless
-``--calibrate-on`` says), exactly as ``fjords calibrate`` makes it, but kept in
+The calibration is made from one photo and its truth (the first by name that
+``fjords calibrate`` accepts, or ``--calibrate-on``), exactly as ``fjords calibrate`` makes it, but kept in
 memory; every other photo is then scanned without and with it and compared with
 its truth (:func:`bench_scan.measure`). ``--truth-geometry`` reads the tiles at
 their true corners, isolating the reading stages from the lattice fit.
@@ -25,6 +25,7 @@ from bench_scan import find_photos, measure
 
 from fjords.boardjson import read_board_file
 from scanner.calibrate import calibrate
+from scanner.calibration import CalibrationError
 from scanner.load import load_image
 from scanner.pipeline import Scanner
 
@@ -39,14 +40,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     photos = find_photos(args.dir)
-    source = next((p for p in photos if p.name == args.calibrate_on), None) if args.calibrate_on else photos[0]
-    if source is None or len(photos) < 2:
-        print(f"need the calibration photo and at least one other photo with truth in {args.dir}", file=sys.stderr)
-        return 2
+    if args.calibrate_on:
+        photos.sort(key=lambda p: p.name != args.calibrate_on)
     scanner = Scanner(args.models)
-    loaded = load_image(source)
-    calibration = calibrate(scanner, loaded.image_bgr, read_board_file(str(source.with_suffix(".json"))),
-                            "bench", scale=loaded.scale, photo=source.name)
+    source, calibration = None, None
+    for candidate in photos[:-1]:  # as a player would: the first photo that calibrates (one is enough)
+        loaded = load_image(candidate)
+        try:
+            calibration = calibrate(scanner, loaded.image_bgr, read_board_file(str(candidate.with_suffix(".json"))),
+                                    "bench", scale=loaded.scale, photo=candidate.name)
+        except CalibrationError as exc:
+            print(f"{candidate.name}: not calibrated from: {exc}", file=sys.stderr)
+            continue
+        source = candidate
+        break
+    if source is None:
+        print(f"no photo in {args.dir} could be calibrated from (and at least one other needed)", file=sys.stderr)
+        return 2
     others = [p for p in photos if p != source]
     report = {"calibrated_on": source.name, "calibration": calibration.to_json(), "photos": len(others)}
     for label, calibrated in (("without", None), ("with", calibration)):

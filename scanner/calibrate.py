@@ -26,8 +26,8 @@ from scanner.sectors import sector_visibility
 
 #: Below this share of readable sectors agreeing with the board, the board is not this photo's.
 MIN_AGREEMENT = 0.5
-#: Below this mean "tile top here" probability at the board's tiles, the photo shows no board there.
-MIN_READABLE = 0.5
+#: Below this share of the board's tiles in the frame looking like tile tops, the photo shows no board there.
+MIN_READABLE_SHARE = 0.3
 #: Share of the board's tiles a scan must find (under the best alignment) to calibrate without corners.
 MIN_TILES_FOUND = 0.6
 #: Fewest tiles whose centres fit the lens model.
@@ -62,7 +62,10 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
     pyramid = Pyramid(image_bgr)
     patches = hex_patches(pyramid, corners)
     probs, readable = scanner.sectors.predict_patches(patches)
-    if float(readable.mean()) < MIN_READABLE:
+    in_frame = sector_visibility(corners, image_bgr.shape)
+    shown = in_frame.mean(axis=1) >= 0.5
+    # A hand may hide part of the board: judge on the tiles in the frame, and ask only that some show.
+    if not shown.any() or float((readable.mean(axis=1) >= 0.5)[shown].mean()) < MIN_READABLE_SHARE:
         raise CalibrationError("the photo shows no board where the board file puts its tiles: is it this photo's "
                                "board, and is the board in the picture?")
     known = np.array([[letter != UNKNOWN for letter in t.terrain] for t in placed])
@@ -72,7 +75,7 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
     for piece in board.pieces:
         if piece.hex in index and piece.sector is not None:
             covered[index[piece.hex], piece.sector] = True
-    usable = known & ~covered & (sector_visibility(corners, image_bgr.shape) >= 0.99) & (readable >= 0.5)
+    usable = known & ~covered & (in_frame >= 0.99) & (readable >= 0.5)
     if usable.sum() < SECTORS:
         raise CalibrationError("too little of the board is visible in the photo to calibrate from it")
     agreement = float((probs.argmax(-1) == labels)[usable].mean())

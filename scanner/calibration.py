@@ -225,7 +225,7 @@ def save_calibration(calibration: Calibration, force: bool = False) -> Path:
 
 # -- the terrain look ------------------------------------------------------------------------
 
-FEATURE_NAMES = ("L", "a", "b", "sd L", "sd a", "sd b")
+FEATURE_NAMES = ("L - photo median", "a - photo median", "b - photo median", "sd L", "sd a", "sd b")
 
 
 @lru_cache(maxsize=4)
@@ -250,7 +250,13 @@ def sector_masks(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarra
 
 
 def sector_features(patches: np.ndarray) -> np.ndarray:
-    """CIELAB mean and spread of each sector's inner pixels, ``(n, 12, 6)``, from ``(n, s, s, 3)`` BGR patches."""
+    """Colour statistics of each sector, ``(n, 12, 6)``, from the ``(n, s, s, 3)`` BGR patches of ONE photo.
+
+    The CIELAB mean of a sector's inner pixels is taken relative to the median
+    over every sector of the photo, so that another lamp, exposure or white
+    balance (which move every colour of the photo together) moves the features
+    little; the CIELAB spread of the pixels follows.
+    """
     masks = sector_masks(patches.shape[1])
     out = np.zeros((len(patches), SECTORS, len(FEATURE_NAMES)))
     for k, patch in enumerate(patches):
@@ -259,6 +265,8 @@ def sector_features(patches: np.ndarray) -> np.ndarray:
             pixels = lab[masks[i]]
             out[k, i, :3] = pixels.mean(axis=0)
             out[k, i, 3:] = pixels.std(axis=0)
+    if len(out):
+        out[..., :3] -= np.median(out[..., :3].reshape(-1, 3), axis=0)
     return out
 
 

@@ -206,6 +206,14 @@ def load_calibration(calibration: "str | Path | Mapping[str, Any] | Calibration 
     return Calibration.from_json(doc, name=path.stem)
 
 
+def calibration_text(calibration: Calibration) -> str:
+    """The calibration's JSON as a person reads it: indented, each list of numbers on one line."""
+    text = json.dumps(calibration.to_json(), indent=2)
+    flat = re.sub(r"\[\s+([-0-9.eE,\s]+?)\s+\]",
+                  lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
+    return flat + "\n"
+
+
 def save_calibration(calibration: Calibration, force: bool = False) -> Path:
     """Write ``calibration`` under its name; an existing one is replaced only with ``force``.
 
@@ -217,8 +225,7 @@ def save_calibration(calibration: Calibration, force: bool = False) -> Path:
         raise CalibrationError(f"a calibration named {calibration.name} exists ({path}); use --force to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
-        json.dump(calibration.to_json(), handle, indent=2)
-        handle.write("\n")
+        handle.write(calibration_text(calibration))
     os.replace(handle.name, path)
     return path
 

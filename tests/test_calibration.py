@@ -177,3 +177,14 @@ def test_bad_board_file_is_one_line(tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["calibrate", str(SAMPLES / "table-classic.jpg"), "--board", str(bad), "--name", "home"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_saved_text_is_json_with_number_lists_on_one_line(config_dir):
+    calibration = Calibration("home", {"anna": (1, 2, 3)}, _look(), -0.02)
+    text = save_calibration(calibration).read_text()
+    assert json.loads(text) == json.loads(json.dumps(calibration.to_json()))
+    assert '"anna": [1, 2, 3]' in text
+
+
+def test_the_shipped_example_is_found_by_name():
+    assert load_calibration("table-classic").colours

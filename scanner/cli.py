@@ -34,8 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "with several photos) instead of the summary")
     parser.add_argument("--overlay", metavar="OUT.jpg", help="write the annotated photo (one photo only)")
     parser.add_argument("--out", metavar="DIR", type=Path, help="write NAME.json and NAME.overlay.jpg per photo")
-    parser.add_argument("--calibration", metavar="NAME", help="the table's player colours: calibration/NAME.json "
-                        "or a JSON file {\"colours\": {\"name\": [r, g, b]}}")
+    parser.add_argument("--calibration", metavar="NAME", help="read with your table's calibration: a NAME saved by "
+                        "fjords calibrate, a shipped example in calibration/, or a JSON file")
     parser.add_argument("--models", metavar="DIR", type=Path, help="folder of the ONNX models (default: models/)")
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.set_defaults(run=run)

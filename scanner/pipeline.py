@@ -24,7 +24,7 @@ from fjords.board import Board
 from scanner.assemble import DecodeSettings, TileEvidence, assemble
 from scanner.calibration import load_calibration, sector_features
 from scanner.onnx_model import DEFAULT_MODELS_DIR
-from scanner.patches import HEX_PATCH, Pyramid, hex_patches
+from scanner.patches import Pyramid, hex_patches
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, sector_visibility
 
@@ -79,8 +79,7 @@ class Scanner:
         self.settings = settings
         self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
-        palette = self.calibration.colours if self.calibration else None
-        self.pieces = PieceClassifier(self.models_dir, palette or None)
+        self.pieces = PieceClassifier(self.models_dir, self.calibration.colours if self.calibration else None)
 
     @cached_property
     def tile_tops(self):
@@ -163,7 +162,7 @@ class Scanner:
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in seen]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
-            patches = hex_patches(pyramid, corners) if corners else np.zeros((0, HEX_PATCH, HEX_PATCH, 3), np.uint8)
+            patches = hex_patches(pyramid, corners)
             sector_probs, readable = self.sectors.predict_patches(patches)
             if self.calibration and self.calibration.terrain and len(patches):
                 sector_probs = self.calibration.terrain.adjust(sector_probs, sector_features(patches))

@@ -262,3 +262,15 @@ def test_cli_bad_arguments_exit_2_with_one_line(tmp_path, capsys, bad):
     assert fjords_main(["render", "--out", str(tmp_path), *bad]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("fjords: error:") and "\n" not in err
+
+
+def test_one_copy_keeps_its_printing_across_photos():
+    from renderer import random_board, render_board
+
+    board = random_board(5)
+    first, second = (render_board(board, seed, width=160, height=120, style="vintage", print_seed=7)
+                     for seed in (1, 2))
+    other = render_board(board, 1, width=160, height=120, style="vintage")
+    assert first.truth["render"]["palette"] == second.truth["render"]["palette"]
+    assert first.truth["render"]["palette"] != other.truth["render"]["palette"]
+    assert first.truth["render"]["scene"] != second.truth["render"]["scene"]

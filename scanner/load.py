@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
@@ -63,6 +64,16 @@ class LoadedImage:
     def to_original(self, points_px: np.ndarray) -> np.ndarray:
         """Pixel coordinates in this image mapped to the original photo."""
         return np.asarray(points_px, dtype=np.float64) / self.scale
+
+
+def fit_within(image_bgr: np.ndarray, max_side: int = DEFAULT_MAX_SIDE) -> tuple[np.ndarray, float]:
+    """A decoded photo shrunk (area-averaged) so that its longer side is at most ``max_side``, and the factor."""
+    height, width = image_bgr.shape[:2]
+    factor = min(1.0, max_side / max(height, width))
+    if factor == 1.0:
+        return image_bgr, 1.0
+    size = (max(1, round(width * factor)), max(1, round(height * factor)))
+    return cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), factor
 
 
 def load_image(path: str | os.PathLike, *, max_side: int = DEFAULT_MAX_SIDE) -> LoadedImage:

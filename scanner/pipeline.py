@@ -109,11 +109,17 @@ class Scanner:
 
     def scan(self, image_bgr: np.ndarray, *, previous: ScanResult | None = None, scale: float = 1.0,
              original_size: tuple[int, int] | None = None, file: str | None = None) -> ScanResult:
-        """Scan a BGR photo; ``scale`` is its size over the original's, for reporting geometry."""
+        """Scan a BGR photo; ``scale`` is its size over the original's, for reporting geometry.
+
+        A frame larger than the loader's limit is shrunk first, as :meth:`scan_path` would.
+        """
         from scanner.lattice import fit_lattice
+        from scanner.load import fit_within
         from scanner.locate import NoBoardFound, locate_board
         from scanner.quality import check_quality
 
+        image_bgr, factor = fit_within(image_bgr)
+        scale *= factor
         timings: dict[str, float] = {}
         with timed(timings, "quality"):
             report = check_quality(image_bgr)

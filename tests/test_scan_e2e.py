@@ -1,5 +1,6 @@
 """End to end: rendered photos (fixed seeds, outside the training range) scanned and compared with the truth."""
 
+import cv2
 import numpy as np
 import pytest
 
@@ -75,3 +76,13 @@ def test_previous_frame_is_accepted(scanner, render):
     first = scanner.scan(render.image)
     second = scanner.scan(render.image, previous=first)
     assert set(second.board.tiles) and len(second.board.tiles) == len(first.board.tiles)
+
+
+def test_a_huge_frame_is_shrunk_and_reported_in_its_own_pixels(scanner, render):
+    big = cv2.resize(render.image, None, fx=4, fy=4, interpolation=cv2.INTER_LINEAR)
+    result = scanner.scan(big)
+    assert max(result.image_bgr.shape[:2]) <= 2048
+    doc = result.board.to_json()
+    assert (doc["image"]["width"], doc["image"]["height"]) == (big.shape[1], big.shape[0])
+    xs = [x for t in doc["tiles"] for x, _ in t["corners_px"]]
+    assert max(xs) > 2048  # corners in the 4032-pixel frame's coordinates, not the shrunk image's

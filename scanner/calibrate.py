@@ -18,8 +18,8 @@ import numpy as np
 
 from fjords.board import Board
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex
-from scanner.calibration import Calibration, CalibrationError, calibration_path, fit_terrain_look, save_calibration, \
-    sector_features
+from scanner.calibration import Calibration, CalibrationError, fit_terrain_look, free_calibration_path, \
+    save_calibration, sector_features
 from scanner.lattice_model import fit_model, hex_centres
 from scanner.patches import Pyramid, hex_patches
 from scanner.sectors import sector_visibility
@@ -187,9 +187,7 @@ def run(args: argparse.Namespace) -> int:
     from scanner.load import load_image
     from scanner.pipeline import Scanner
 
-    path = calibration_path(args.name)
-    if path.exists() and not args.force:
-        raise CalibrationError(f"a calibration named {args.name} exists ({path}); use --force to replace it")
+    free_calibration_path(args.name, args.force)  # refuse before the work, not after it
     board = read_board_file(args.board)
     loaded = load_image(args.photo)
     calibration = calibrate(Scanner(args.models), loaded.image_bgr, board, args.name, scale=loaded.scale,

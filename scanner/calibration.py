@@ -214,15 +214,21 @@ def calibration_text(calibration: Calibration) -> str:
     return flat + "\n"
 
 
+def free_calibration_path(name: str, force: bool = False) -> Path:
+    """Where ``name`` is saved; refuses when a calibration of that name exists and ``force`` is not given."""
+    path = calibration_path(name)
+    if path.exists() and not force:
+        raise CalibrationError(f"a calibration named {name} exists ({path}); use --force to replace it")
+    return path
+
+
 def save_calibration(calibration: Calibration, force: bool = False) -> Path:
     """Write ``calibration`` under its name; an existing one is replaced only with ``force``.
 
     The file is written beside its final place and renamed over it, so an
     interrupted save never leaves half a calibration.
     """
-    path = calibration_path(calibration.name)
-    if path.exists() and not force:
-        raise CalibrationError(f"a calibration named {calibration.name} exists ({path}); use --force to replace it")
+    path = free_calibration_path(calibration.name, force)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
         handle.write(calibration_text(calibration))

@@ -24,30 +24,28 @@ def main() -> None:
 
     from fjords.errors import FjordsError
     from renderer import render_random
-    from scanner.lattice import fit_lattice
-    from scanner.locate import TileTopNet, locate_board
+    from scanner.locate import TileTopNet
+    from scanner.looks import find_lattice
     from scanner.quality import assess_quality
 
     photos = [render_random(s, width=args.width, height=args.height).image
               for s in range(args.seed, args.seed + args.count)]
     net = TileTopNet()
-    stages: dict[str, list[float]] = {"quality": [], "locate": [], "lattice": [], "total": [], "tracking": []}
+    # "lattice" is locate + fit, with the second looks where the first fit is doubtful.
+    stages: dict[str, list[float]] = {"quality": [], "lattice": [], "total": [], "tracking": []}
     for image in photos:
         start = time.perf_counter()
         assess_quality(image)
         after_quality = time.perf_counter()
         try:
-            region = locate_board(image, net)
-            after_locate = time.perf_counter()
-            fit = fit_lattice(image, region)
+            fit = find_lattice(image, net)
         except FjordsError:
             continue
         end = time.perf_counter()
-        fit_lattice(image, region, previous=fit)
-        stages["tracking"].append(time.perf_counter() - end + (after_locate - after_quality))
+        find_lattice(image, net, previous=fit)
+        stages["tracking"].append(time.perf_counter() - end)
         stages["quality"].append(after_quality - start)
-        stages["locate"].append(after_locate - after_quality)
-        stages["lattice"].append(end - after_locate)
+        stages["lattice"].append(end - after_quality)
         stages["total"].append(end - start)
     for name, values in stages.items():
         if values:

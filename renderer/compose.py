@@ -41,7 +41,18 @@ def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Cam
     The bounding box of the projected points sits where ``scene.aim_offset``
     says within the margin the fill leaves: ``(0, 0)`` centred, ``±1`` against
     an edge (when the board overfills the frame, ``±1`` moves it half a frame).
+    The plain iteration settles for almost every scene; seen low and
+    overfilling the frame it can swing until the board passes behind the
+    camera, and is then redone with damped steps.
     """
+    camera = _aim(points, scene, width, height, max_step=math.inf)
+    if not _frames(camera, points, scene, width, height):
+        camera = _aim(points, scene, width, height, max_step=1.5, steps=12)
+    return camera
+
+
+def _aim(points: np.ndarray, scene: Scene, width: int, height: int, max_step: float, steps: int = 5) -> Camera:
+    """Iterate distance and aim point towards the wanted framing; each distance step within ``max_step``×."""
     target = (points.min(axis=0) + points.max(axis=0)) / 2
     target[2] = 0.0
     radius = float(np.max(np.linalg.norm(points[:, :2] - target[:2], axis=1)))
@@ -50,7 +61,7 @@ def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Cam
     want = np.array([(width - 1) / 2 * (1 + margin * scene.aim_offset[0]),
                      (height - 1) / 2 * (1 + margin * scene.aim_offset[1])])
     camera = None
-    for _ in range(5):
+    for _ in range(steps):
         camera = Camera.looking_at(target, elevation_deg=scene.elevation_deg, azimuth_deg=scene.azimuth_deg,
                                    roll_deg=scene.roll_deg, distance=distance, focal_mm=scene.focal_mm,
                                    width=width, height=height, k1=scene.k1, k2=scene.k2)
@@ -59,8 +70,19 @@ def aim_camera(points: np.ndarray, scene: Scene, width: int, height: int) -> Cam
         extent = max((hi[0] - lo[0]) / width, (hi[1] - lo[1]) / height)
         seen, wanted = camera.plane_point(np.array([(lo + hi) / 2, want]))
         target = target + seen - wanted
-        distance *= extent / scene.fill
+        distance *= float(np.clip(extent / scene.fill, 1.0 / max_step, max_step))
     return camera
+
+
+def _frames(camera: Camera, points: np.ndarray, scene: Scene, width: int, height: int) -> bool:
+    """Whether the camera sees all of ``points`` in front of it, filling about ``scene.fill`` of the frame."""
+    if camera.to_camera(points)[:, 2].min() <= 0.0:
+        return False
+    px = camera.project_ideal(points)
+    lo, hi = px.min(axis=0), px.max(axis=0)
+    extent = max((hi[0] - lo[0]) / width, (hi[1] - lo[1]) / height)
+    centre = (lo + hi) / 2
+    return 0.5 * scene.fill <= extent <= 2.0 * scene.fill and 0 <= centre[0] < width and 0 <= centre[1] < height
 
 
 def _direction(elevation_deg: float, azimuth_deg: float) -> np.ndarray:

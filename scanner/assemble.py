@@ -25,7 +25,7 @@ A sector whose decoded letter has a posterior below ``unsure`` is written
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -33,6 +33,7 @@ import numpy as np
 
 from fjords.board import Board, Piece, Tile
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
+from scanner.confidence import PieceCalibration, piece_features
 from scanner.pieces import PIECE_KINDS, PieceReading
 
 
@@ -125,26 +126,36 @@ def place_piece(reading: PieceReading, terrain: str) -> int:
     return reading.sector
 
 
-def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSettings) -> Piece | None:
-    """The piece on a tile, or None when the model sees none."""
+def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSettings,
+                 tile_confidence: float = 1.0, calibration: PieceCalibration | None = None) -> Piece | None:
+    """The piece on a tile, or None when the model sees none.
+
+    Its confidence is the calibrated chance that it is right (:mod:`scanner.confidence`) when a
+    calibration is given, else the product of the kind and colour probabilities.
+    """
     p_none = float(reading.kind_probs[0])
     if 1.0 - p_none < settings.min_piece:
         return None
     kind_index = int(np.argmax(reading.kind_probs[1:])) + 1
     kind = PIECE_KINDS[kind_index]
-    confidence = float(reading.kind_probs[kind_index])
     extra = {"base_px": [round(v, 1) for v in reading.base_px], "center_px": [round(v, 1) for v in reading.top_px],
              "rgb": list(reading.rgb)}
     if kind == "runestone":
-        extra["confidence"] = round(confidence, 4)
-        return Piece(h, reading.sector, kind, None, extra=MappingProxyType(extra))
-    colour_confidence = float(np.max(reading.colour_probs))
-    extra["confidence"] = round(confidence * colour_confidence, 4)
-    return Piece(h, place_piece(reading, terrain), kind, reading.colour, extra=MappingProxyType(extra))
+        piece = Piece(h, reading.sector, kind, None)
+        confidence = float(reading.kind_probs[kind_index])
+    else:
+        piece = Piece(h, place_piece(reading, terrain), kind, reading.colour)
+        confidence = float(reading.kind_probs[kind_index]) * float(np.max(reading.colour_probs))
+    if calibration is not None:
+        confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
+                                                           tile_confidence))
+    extra["confidence"] = round(confidence, 4)
+    return replace(piece, extra=MappingProxyType(extra))
 
 
 def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
-             settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None) -> Board:
+             settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None,
+             piece_calibration: PieceCalibration | None = None) -> Board:
     """The board read from the evidence of every tile, with confidences and image geometry."""
     evidence = {h: e for h, e in evidence.items()
                 if e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable}
@@ -161,7 +172,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
         }
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         if e.piece is not None:
-            piece = decode_piece(h, e.piece, terrain, settings)
+            piece = decode_piece(h, e.piece, terrain, settings, confidence, piece_calibration)
             if piece is not None:
                 pieces.append(piece)
     return Board.from_tiles(tiles, pieces, edition=edition, extra=MappingProxyType(dict(extra or {})))

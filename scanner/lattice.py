@@ -36,6 +36,8 @@ PRESENCE_SHRINK = 0.75
 MIN_CELL_PIXELS = 4
 #: A previous frame's fit is reused when this share of its tiles is found again.
 TRACKING_SHARE = 0.7
+#: Share of a tile's edge samples that must find an edge for the tile to count as supported.
+SUPPORTED_EDGES = 0.5
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,23 @@ class LatticeFit:
     model: LatticeModel
     tile_radius_px: float
     timings: dict[str, float] = field(default_factory=dict, compare=False)
+    #: Tiles whose own edges were found around them (a lattice on the real tiles has most).
+    supported_tiles: int = 0
+
+    @property
+    def supported_share(self) -> float:
+        """Share of the tiles whose edges were found: low when the lattice does not lie on the tiles."""
+        return self.supported_tiles / len(self.cells) if self.cells else 0.0
+
+    def translated(self, offset: tuple[float, float]) -> "LatticeFit":
+        """The same fit in a frame where this one's pixel (0, 0) sits at ``offset`` (a crop's corner)."""
+        shift = np.asarray(offset, dtype=np.float64)
+        move = np.array([[1.0, 0.0, shift[0]], [0.0, 1.0, shift[1]], [0.0, 0.0, 1.0]])
+        model = replace(self.model, homography=move @ self.model.homography,
+                        centre=tuple(float(v) for v in np.asarray(self.model.centre) + shift))
+        cells = {h: replace(c, center_px=(c.center_px[0] + float(shift[0]), c.center_px[1] + float(shift[1])),
+                            corners_px=np.asarray(c.corners_px) + shift) for h, c in self.cells.items()}
+        return replace(self, cells=cells, model=model)
 
     def board_to_image(self, pts: np.ndarray) -> np.ndarray:
         """Board-plane coordinates (spec top-down frame, circumradius 1) → photo pixels."""
@@ -118,10 +137,10 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     timings["cells"] = time.perf_counter() - start - timings["assign"]
     if not cells:
         raise NoBoardFound("no tiles found in the photo: is the board in the picture and in focus?")
-    model, cells = _refine(image_bgr, model, cells, fit_distortion)
+    model, cells, support = _refine(image_bgr, model, cells, fit_distortion)
     timings["refine"] = time.perf_counter() - start - timings["assign"] - timings["cells"]
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
-    return LatticeFit(cells, model, radius, timings)
+    return LatticeFit(cells, model, radius, timings, int(np.sum(support >= SUPPORTED_EDGES)))
 
 
 def _track(previous: LatticeFit, points: np.ndarray) -> Assignment | None:
@@ -177,15 +196,18 @@ def _hex_norm(offset: np.ndarray) -> np.ndarray:
 
 
 def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry], fit_distortion: bool = True
-            ) -> tuple[LatticeModel, dict[Hex, CellGeometry]]:
-    """Refit the lattice through the tiles' own edges, then fit every tile's own pose to its edges."""
+            ) -> tuple[LatticeModel, dict[Hex, CellGeometry], np.ndarray]:
+    """Refit the lattice through the tiles' own edges, then fit every tile's own pose to its edges.
+
+    Also returns each tile's edge support (share of its edge samples that found an edge).
+    """
     hexes = list(cells)
     centres = hex_centres(hexes)
     low, high = centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3
     size = (image.shape[1], image.shape[0])
     rectified, inside, origin = rectify(image, model, low, high)
     poses = refine_poses(edge_response(rectified, inside), origin, centres, prior=LOOSE_PRIOR)
-    good = poses.support >= 0.5
+    good = poses.support >= SUPPORTED_EDGES
     if good.sum() >= 4:
         # The centre candidates can sit off the tiles (a hand, a piece): move the lattice onto the edges.
         lattice = hex_corners(hexes)[good]
@@ -200,7 +222,7 @@ def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometr
     for h, corners in zip(hexes, corners_px):
         centre = corners.mean(axis=0)
         refined[h] = replace(cells[h], center_px=(float(centre[0]), float(centre[1])), corners_px=corners)
-    return model, refined
+    return model, refined, poses.support
 
 
 def _share_inside(corners: np.ndarray, width: int, height: int) -> float:

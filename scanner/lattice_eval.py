@@ -124,8 +124,8 @@ def cached_render(seed: int, size: tuple[int, int], cache: Path | None) -> tuple
 def evaluate_renders(count: int, seed: int, size: tuple[int, int], verbose: bool = False,
                      cache: Path | None = None) -> GeometryScore:
     """Render ``count`` photos from ``seed`` on, run locate + lattice, print the pooled measures."""
-    from scanner.lattice import fit_lattice
-    from scanner.locate import TileTopNet, locate_board
+    from scanner.locate import TileTopNet
+    from scanner.looks import find_lattice
 
     net = TileTopNet()
     score = GeometryScore()
@@ -133,7 +133,7 @@ def evaluate_renders(count: int, seed: int, size: tuple[int, int], verbose: bool
         image, truth = cached_render(s, size, cache)
         start = time.perf_counter()
         try:
-            fit = fit_lattice(image, locate_board(image, net))
+            fit = find_lattice(image, net)
             cells = fit.cells
         except FjordsError as exc:
             cells = {}

@@ -84,19 +84,22 @@ class TileTopNet:
         self.model = OnnxModel(path, threads)
         self.version = self.model.version
 
-    def maps(self, image_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        """Tile-top probability and centre maps of a photo, and the map scale."""
+    def maps(self, image_bgr: np.ndarray, side: int = WORK_SIDE) -> tuple[np.ndarray, np.ndarray, float]:
+        """Tile-top probability and centre maps of a photo shrunk to ``side`` pixels, and the map scale."""
         height, width = image_bgr.shape[:2]
-        size = work_size(width, height)
+        size = work_size(width, height, side)
         small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
         out = self.model.run(small.transpose(2, 0, 1)[None].astype(np.float32))[0][0]
         scale = size[0] / OUTPUT_STRIDE / width
         return out[0], out[1], scale
 
 
-def locate_board(image_bgr: np.ndarray, net: TileTopNet) -> BoardRegion:
-    """Run the network and keep the board: raises :class:`NoBoardFound` when there is none."""
-    probability, heat, scale = net.maps(image_bgr)
+def locate_board(image_bgr: np.ndarray, net: TileTopNet, side: int = WORK_SIDE) -> BoardRegion:
+    """Run the network on the photo shrunk to ``side`` pixels and keep the board.
+
+    Raises :class:`NoBoardFound` when there is none.
+    """
+    probability, heat, scale = net.maps(image_bgr, side)
     tiles = probability > 0.5
     if tiles.mean() < MIN_BOARD_SHARE:
         raise NoBoardFound("no Fjords board found in the photo: frame the tiles so they fill most of the picture")

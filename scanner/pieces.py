@@ -114,6 +114,11 @@ class PieceClassifier:
     def version(self) -> str:
         return f"{self.model.version}+{self.kinds.version}"
 
+    @property
+    def versions(self) -> dict[str, str]:
+        """Each piece model's version (what a piece confidence calibration is fitted for)."""
+        return {"pieces": self.model.version, "piece_kinds": self.kinds.version}
+
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[PieceReading]:
         if not corners:
             return []

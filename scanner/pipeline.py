@@ -23,6 +23,7 @@ import numpy as np
 from fjords.board import Board
 from scanner.assemble import DecodeSettings, TileEvidence, assemble
 from scanner.calibration import load_calibration, sector_features
+from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import Pyramid, hex_patches
 from scanner.pieces import PieceClassifier
@@ -71,15 +72,20 @@ class Scanner:
         document (see :func:`scanner.calibration.load_calibration`); without one, colours are
         named among the eleven standard names and the generic models read the terrain.
     settings : the decoder's constants.
+    piece_calibration : use the models' piece confidence calibration (``piece_confidence.json``,
+        when fitted for these models); False reports the models' plain probabilities.
     """
 
     def __init__(self, models_dir: str | Path | None = None, calibration=None,
-                 settings: DecodeSettings = DecodeSettings()):
+                 settings: DecodeSettings = DecodeSettings(), piece_calibration: bool = True):
         self.models_dir = Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR
         self.settings = settings
         self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
         self.pieces = PieceClassifier(self.models_dir, self.calibration.colours if self.calibration else None)
+        # Calibrated on the models' own colour names: a table's calibrated palette names colours otherwise.
+        self.piece_calibration = (load_piece_calibration(self.models_dir, self.pieces.versions)
+                                  if piece_calibration and not self.pieces.palette else None)
 
     @cached_property
     def tile_tops(self):
@@ -91,6 +97,8 @@ class Scanner:
     @property
     def model_versions(self) -> dict[str, str]:
         versions = {"sectors": self.sectors.version, "pieces": self.pieces.version}
+        if self.piece_calibration is not None:
+            versions["piece_confidence"] = self.piece_calibration.version
         if "tile_tops" in self.__dict__:
             versions = {"tile_tops": self.tile_tops.version, **versions}
         return versions
@@ -113,9 +121,9 @@ class Scanner:
 
         A frame larger than the loader's limit is shrunk first, as :meth:`scan_path` would.
         """
-        from scanner.lattice import fit_lattice
         from scanner.load import fit_within
-        from scanner.locate import NoBoardFound, locate_board
+        from scanner.locate import NoBoardFound
+        from scanner.looks import find_lattice
         from scanner.quality import check_quality
 
         image_bgr, factor = fit_within(image_bgr)
@@ -123,11 +131,9 @@ class Scanner:
         timings: dict[str, float] = {}
         with timed(timings, "quality"):
             report = check_quality(image_bgr)
-        with timed(timings, "locate"):
-            region = locate_board(image_bgr, self.tile_tops)
         with timed(timings, "lattice"):
-            lattice = fit_lattice(image_bgr, region, previous=previous.lattice if previous else None,
-                                  lens_k1=self.calibration.lens_k1 if self.calibration else None)
+            lattice = find_lattice(image_bgr, self.tile_tops, previous=previous.lattice if previous else None,
+                                   lens_k1=self.calibration.lens_k1 if self.calibration else None)
         evidence = self.evidence(image_bgr, list(lattice.cells.values()), scale=scale, timings=timings)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
@@ -158,7 +164,8 @@ class Scanner:
         if file:
             image_info = {"file": file, **image_info}
         return assemble(evidence, settings=settings or self.settings,
-                        extra={"image": image_info, "scanner": {"models": self.model_versions}})
+                        extra={"image": image_info, "scanner": {"models": self.model_versions}},
+                        piece_calibration=self.piece_calibration)
 
     def evidence(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
                  timings: dict[str, float] | None = None) -> dict:

@@ -280,7 +280,7 @@ class _FixedMaps:
     def __init__(self, probability, heat, scale):
         self.result = (probability, heat, scale)
 
-    def maps(self, image_bgr):
+    def maps(self, image_bgr, side=512):
         return self.result
 
 

@@ -274,3 +274,24 @@ def test_one_copy_keeps_its_printing_across_photos():
     assert first.truth["render"]["palette"] == second.truth["render"]["palette"]
     assert first.truth["render"]["palette"] != other.truth["render"]["palette"]
     assert first.truth["render"]["scene"] != second.truth["render"]["scene"]
+
+
+def test_low_overfilled_view_still_frames_the_board():
+    """Seen low, overfilling the frame and aimed off-centre, the plain aiming swings until the board
+    passes behind the camera (a 2026 eval photo showed only the table); the damped retry frames it."""
+    from renderer.compose import _aim, _frames, aim_camera
+    from renderer.layout import TilePose
+    from renderer.scene import Scene
+
+    scene = Scene(style="muted", tile_radius_mm=23.33, tile_thickness_mm=2.3, elevation_deg=45.31,
+                  azimuth_deg=142.88, roll_deg=-1.55, focal_mm=23.22, k1=-0.0295, k2=-0.0095, fill=1.182,
+                  aim_offset=(0.451, 0.425))
+    step = scene.tile_radius_mm * 1.03 * math.sqrt(3)
+    points = np.concatenate([
+        TilePose(np.array([step * (q + r / 2), step * math.sqrt(3) / 2 * r]), 0.0).corners(
+            scene.tile_radius_mm, scene.tile_thickness_mm)
+        for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3])
+    assert not _frames(_aim(points, scene, 2016, 1512, max_step=math.inf), points, scene, 2016, 1512)
+    camera = aim_camera(points, scene, 2016, 1512)
+    assert _frames(camera, points, scene, 2016, 1512)
+    assert camera.to_camera(points)[:, 2].min() > 0

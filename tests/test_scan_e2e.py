@@ -55,17 +55,18 @@ def test_reading_at_true_corners(scanner, render):
 
 def test_full_scan_document_is_complete(scanner, render):
     result = scanner.scan(render.image)
-    assert set(result.timings) >= {"quality", "locate", "lattice", "sectors", "pieces", "assemble"}
+    assert set(result.timings) >= {"quality", "lattice", "sectors", "pieces", "assemble"}
     doc = result.board.to_json()
-    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "pieces"}
+    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "pieces", "piece_confidence"}
     assert doc["tiles"] and all(0.0 <= t["confidence"] <= 1.0 and len(t["corners_px"]) == 6 for t in doc["tiles"])
     assert all(0.0 <= p["confidence"] <= 1.0 and len(p["base_px"]) == 2 for p in doc["pieces"])
     assert set(result.evidence) >= set(result.board.tiles)
 
 
-@pytest.mark.xfail(reason="the lattice fit still loses part of some boards (seed 900102: 11 of 19 tiles found)",
-                   strict=False)
-def test_full_scan_finds_and_reads_the_board(scanner, render):
+def test_full_scan_finds_and_reads_the_board(scanner, render, request):
+    if render.truth["render"]["seed"] == 900_102:
+        request.applymarker(pytest.mark.xfail(reason="the lattice fit still loses part of this board "
+                                                     "(11 of 19 tiles found)", strict=True))
     c = compare(scanner.scan(render.image).board, Board.from_json(render.truth))
     assert c.matched_tiles >= 0.85 * c.true_tiles
     assert c.matched_tiles >= 0.95 * c.scanned_tiles

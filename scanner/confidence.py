@@ -1,0 +1,194 @@
+"""How sure a piece reading is: the models' probabilities, calibrated on renders.
+
+The piece models' own probabilities say how sure each model is of its one
+question, not how often the piece ends up right: a piece is right only when
+the tile under it is a real tile, something stands there, the kind and the
+colour are right and its sector lies in the right plain segment. A logistic
+model over a few numbers the decoder knows (:data:`FEATURES`: the presence,
+kind and colour probabilities as logits, whether it is a rune stone, and how
+sure the tile's own terrain is, which drops where the lattice is off) turns them into
+the chance that the piece is right, fitted on renders of training seeds (Platt
+scaling with several inputs) and shipped beside the models as
+``models/piece_confidence.json``. It must be fitted again whenever a piece
+model changes; the file records the model versions it was fitted for, and a
+scanner whose models differ falls back to the plain product of probabilities.
+
+    python -m scanner.confidence fit --renders DIR [--out models/piece_confidence.json]
+    python -m scanner.confidence evaluate --renders DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+FILE_NAME = "piece_confidence.json"
+FEATURES = ("presence", "kind", "colour", "runestone", "tile", "bias")
+#: Probabilities are clipped this far from 0 and 1 before taking logits.
+EPSILON = 1e-4
+
+
+def logit(p: float) -> float:
+    p = min(max(float(p), EPSILON), 1.0 - EPSILON)
+    return float(np.log(p / (1.0 - p)))
+
+
+def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confidence: float) -> np.ndarray:
+    """The numbers a piece's confidence is computed from, in the order of :data:`FEATURES`.
+
+    Parameters
+    ----------
+    kind_probs : (4,) over none, house, settler, runestone.
+    colour_probs : player colour probabilities (ignored for a rune stone).
+    tile_confidence : the tile's terrain confidence (product of its sector posteriors).
+    """
+    kind_probs = np.asarray(kind_probs, dtype=np.float64)
+    presence = 1.0 - kind_probs[0]
+    kind = int(np.argmax(kind_probs[1:])) + 1
+    runestone = kind == 3
+    colour = 1.0 - EPSILON if runestone else float(np.max(colour_probs))
+    return np.array([logit(presence), logit(kind_probs[kind] / max(presence, EPSILON)), logit(colour),
+                     float(runestone), logit(tile_confidence), 1.0])
+
+
+@dataclass(frozen=True)
+class PieceCalibration:
+    """Logistic weights over :data:`FEATURES` and the model versions they were fitted for."""
+
+    weights: tuple[float, ...]
+    models: Mapping[str, str]
+    version: str = ""
+
+    def confidence(self, features: np.ndarray) -> float:
+        return float(1.0 / (1.0 + np.exp(-float(np.dot(self.weights, features)))))
+
+    def to_json(self) -> dict:
+        return {"features": list(FEATURES), "weights": [round(w, 6) for w in self.weights],
+                "models": dict(self.models)}
+
+    @classmethod
+    def from_json(cls, document: Mapping) -> "PieceCalibration":
+        if list(document.get("features", [])) != list(FEATURES):
+            raise ValueError("piece confidence file was fitted on other features")
+        return cls(tuple(float(w) for w in document["weights"]), dict(document.get("models", {})))
+
+
+def load_piece_calibration(models_dir: str | Path, versions: Mapping[str, str]) -> PieceCalibration | None:
+    """The shipped calibration when it was fitted for exactly these piece models, else None."""
+    path = Path(models_dir) / FILE_NAME
+    if not path.exists():
+        return None
+    text = path.read_text()
+    calibration = PieceCalibration.from_json(json.loads(text))
+    calibration = replace(calibration, version=f"{path.stem}-{hashlib.sha256(text.encode()).hexdigest()[:12]}")
+    return calibration if dict(calibration.models) == dict(versions) else None
+
+
+def fit_logistic(features: np.ndarray, right: np.ndarray, l2: float = 1e-2, iterations: int = 50) -> np.ndarray:
+    """Weights of a logistic model (Newton's method, a small ridge on all but the last, bias, column)."""
+    x = np.asarray(features, dtype=np.float64)
+    y = np.asarray(right, dtype=np.float64)
+    ridge = np.full(x.shape[1], l2)
+    ridge[-1] = 0.0
+    w = np.zeros(x.shape[1])
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-x @ w))
+        gradient = x.T @ (p - y) + ridge * w
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(ridge) + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return w
+
+
+def collect(renders: Path, models_dir: Path | None = None, training_only: bool = True
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, str]]:
+    """Scan every render in a folder (photo + truth JSON) and judge each piece read.
+
+    Returns the features, whether each piece was right, its uncalibrated
+    confidence, and the piece model versions. With ``training_only``, renders
+    of held-out seeds are skipped (fitting on them would spoil their figures).
+    """
+    from fjords.boardjson import parse_board
+    from fjords.compare import compare
+    from fjords.errors import FjordsError
+    from scanner.holdout import is_training_seed
+    from scanner.load import load_image
+    from scanner.pipeline import Scanner
+
+    scanner = Scanner(models_dir, piece_calibration=False)
+    rows, right, plain = [], [], []
+    for truth_path in sorted(renders.glob("*.json")):
+        truth_doc = json.loads(truth_path.read_text())
+        seed = truth_doc.get("render", {}).get("seed")
+        if training_only and (seed is None or not is_training_seed(int(seed))):
+            continue
+        photo = next((p for p in (truth_path.with_suffix(s) for s in (".png", ".jpg")) if p.exists()), None)
+        if photo is None:
+            continue
+        try:
+            result = scanner.scan(load_image(photo).image_bgr)
+        except FjordsError:
+            continue
+        outcomes = compare(result.board, parse_board(truth_doc)).piece_outcomes
+        for piece, outcome in zip(result.board.pieces, outcomes):
+            reading = result.evidence[piece.hex].piece
+            tile = result.board.tiles[piece.hex]
+            rows.append(piece_features(reading.kind_probs, reading.colour_probs, tile.extra["confidence"]))
+            right.append(outcome.right)
+            plain.append(outcome.confidence)
+    return np.array(rows), np.array(right, dtype=bool), np.array(plain), scanner.pieces.versions
+
+
+def _print_table(title: str, confidences: np.ndarray, right: np.ndarray) -> None:
+    from fjords.compare import Outcome, reliability_table
+
+    print(title)
+    for row in reliability_table(Outcome(float(c), bool(r)) for c, r in zip(confidences, right)):
+        print(f"  {row.label:12s} {row.count:5d} pieces, wrong {row.wrong_share:.3f} "
+              f"[{row.interval[0]:.3f}, {row.interval[1]:.3f}]")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from scanner.onnx_model import DEFAULT_MODELS_DIR
+
+    parser = argparse.ArgumentParser(prog="python -m scanner.confidence", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    p_fit = sub.add_parser("fit", help="fit the piece confidence on renders of training seeds")
+    p_fit.add_argument("--renders", type=Path, required=True, help="folder of renders with their truth")
+    p_fit.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
+    p_fit.add_argument("--out", type=Path, default=None, help=f"default: MODELS/{FILE_NAME}")
+    p_eval = sub.add_parser("evaluate", help="reliability of the piece confidence on renders")
+    p_eval.add_argument("--renders", type=Path, required=True)
+    p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
+    args = parser.parse_args(argv)
+    if args.action == "fit":
+        features, right, plain, versions = collect(args.renders, args.models)
+        weights = fit_logistic(features, right)
+        calibration = PieceCalibration(tuple(float(w) for w in weights), versions)
+        out = args.out or args.models / FILE_NAME
+        out.write_text(json.dumps(calibration.to_json(), indent=1) + "\n")
+        print(f"{len(right)} pieces, {right.mean():.3f} right; wrote {out}")
+        print("  " + ", ".join(f"{n} {w:+.3f}" for n, w in zip(FEATURES, weights)))
+        _print_table("fitted pieces, plain confidence:", plain, right)
+        _print_table("fitted pieces, calibrated:", np.array([calibration.confidence(f) for f in features]), right)
+        return 0
+    features, right, plain, versions = collect(args.renders, args.models, training_only=False)
+    calibration = load_piece_calibration(args.models, versions)
+    _print_table("plain confidence:", plain, right)
+    if calibration is None:
+        print(f"no {FILE_NAME} fitted for these models")
+    else:
+        _print_table("calibrated:", np.array([calibration.confidence(f) for f in features]), right)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

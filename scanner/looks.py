@@ -1,0 +1,90 @@
+"""Stages 3–4 together: locate the board and fit its lattice, looking again when the fit is doubtful.
+
+The tile-top network reads the photo shrunk to :data:`scanner.locate.WORK_SIDE`
+pixels, where tiles of a typical photo are 10–30 pixels across. Far from that
+it can go wrong two ways: tiles of a close-up are so large that it finds
+several "centres" on each, and a lattice far finer than the tiles fits them;
+tiles of a small, far board are so small that too few centres are found. A
+lattice that lies on the real tiles has its tiles' edges where the tiles'
+edges are (:attr:`scanner.lattice.LatticeFit.supported_share`), so when too few
+of the first look's tiles are supported, the photo is looked at again, shrunk
+further (for close-ups) and cropped to the board (for small boards), and the
+look whose lattice has the most supported tiles is kept.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scanner.lattice import LatticeFit, fit_lattice
+from scanner.locate import WORK_SIDE, BoardRegion, NoBoardFound, TileTopNet, locate_board
+
+#: Share of supported tiles at which the first look is kept without looking again (chosen on renders
+#: of training seeds 900000–900079: a lattice off the tiles has almost none; see models/README.md).
+GOOD_SUPPORT = 0.2
+#: Sides the whole photo is shrunk to for the looks at close-ups.
+ZOOM_OUT_SIDES = (384, 256)
+#: Margin around the board's box kept by the cropped look, as a share of the box's longer side.
+CROP_MARGIN = 0.15
+#: The cropped look is taken only when the board's box is at most this share of the photo's area.
+CROP_MAX_AREA = 0.5
+
+
+def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit | None = None,
+                 lens_k1: float | None = None) -> LatticeFit:
+    """The lattice of the board in a photo, from the look whose tiles sit best on tile edges.
+
+    Parameters
+    ----------
+    image_bgr : ndarray (H, W, 3)
+    net : TileTopNet
+    previous : LatticeFit, optional
+        The previous video frame's fit (see :func:`scanner.lattice.fit_lattice`).
+    lens_k1 : float, optional
+        A calibrated barrel distortion; used by the looks at the whole photo (a crop has
+        another centre, so its look fits its own).
+
+    Raises
+    ------
+    NoBoardFound
+        When the first look finds no board, or no look finds a lattice.
+    """
+    region = locate_board(image_bgr, net)
+    looks = []
+    try:
+        looks.append(fit_lattice(image_bgr, region, previous=previous, lens_k1=lens_k1))
+        if looks[0].supported_share >= GOOD_SUPPORT:
+            return looks[0]
+    except NoBoardFound:
+        pass
+    for side in ZOOM_OUT_SIDES:
+        looks.extend(_look(image_bgr, net, side, lens_k1))
+    box = crop_box(region, image_bgr.shape)
+    if box is not None:
+        x0, y0, x1, y1 = box
+        crop = np.ascontiguousarray(image_bgr[y0:y1, x0:x1])
+        looks.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE, None))
+    if not looks:
+        raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
+    return max(looks, key=lambda fit: (fit.supported_tiles, fit.supported_share))
+
+
+def _look(image_bgr: np.ndarray, net: TileTopNet, side: int, lens_k1: float | None) -> list[LatticeFit]:
+    """The fit of one look, or nothing when that look finds no board."""
+    try:
+        return [fit_lattice(image_bgr, locate_board(image_bgr, net, side), lens_k1=lens_k1)]
+    except NoBoardFound:
+        return []
+
+
+def crop_box(region: BoardRegion, image_shape: tuple[int, ...]) -> tuple[int, int, int, int] | None:
+    """The board's box with a margin, in whole pixels, or None when it covers most of the photo."""
+    height, width = image_shape[:2]
+    x0, y0, x1, y1 = region.bbox_px
+    margin = CROP_MARGIN * max(x1 - x0, y1 - y0)
+    box = (max(0, int(x0 - margin)), max(0, int(y0 - margin)),
+           min(width, int(np.ceil(x1 + margin))), min(height, int(np.ceil(y1 + margin))))
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    if area > CROP_MAX_AREA * width * height or min(box[2] - box[0], box[3] - box[1]) < 32:
+        return None
+    return box

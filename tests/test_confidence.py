@@ -1,0 +1,64 @@
+"""The piece confidence calibration: features, the logistic fit, the shipped file and its use."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fjords.geometry import Hex
+from scanner.assemble import TileEvidence, assemble
+from scanner.confidence import (FEATURES, PieceCalibration, fit_logistic, load_piece_calibration, logit,
+                                piece_features)
+from scanner.pieces import COLOUR_NAMES, PieceReading
+
+KINDS = np.array([0.02, 0.9, 0.06, 0.02])        # a house, fairly sure
+COLOURS = np.eye(len(COLOUR_NAMES))[0] * 0.8 + 0.2 / len(COLOUR_NAMES)
+
+
+def test_features_follow_their_names():
+    f = piece_features(KINDS, COLOURS, 0.95)
+    assert len(f) == len(FEATURES)
+    named = dict(zip(FEATURES, f))
+    assert named["presence"] == pytest.approx(logit(0.98))
+    assert named["kind"] == pytest.approx(logit(0.9 / 0.98))
+    assert named["colour"] == pytest.approx(logit(COLOURS.max()))
+    assert named["runestone"] == 0.0 and named["bias"] == 1.0
+    assert named["tile"] == pytest.approx(logit(0.95))
+
+
+def test_runestone_ignores_colour():
+    stone = np.array([0.01, 0.01, 0.01, 0.97])
+    named = dict(zip(FEATURES, piece_features(stone, COLOURS * 0 + 1 / len(COLOUR_NAMES), 1.0)))
+    assert named["runestone"] == 1.0 and named["colour"] > 9.0
+
+
+def test_logistic_fit_recovers_known_weights():
+    rng = np.random.default_rng(0)
+    x = np.hstack([rng.normal(size=(20000, 2)), np.ones((20000, 1))])
+    truth = np.array([1.5, -0.7, 0.4])
+    y = rng.random(20000) < 1 / (1 + np.exp(-x @ truth))
+    np.testing.assert_allclose(fit_logistic(x, y, l2=0.0), truth, atol=0.08)
+
+
+def test_calibration_file_round_trips_and_must_match_the_models(tmp_path):
+    calibration = PieceCalibration(tuple(float(v) for v in range(len(FEATURES))), {"pieces": "a", "piece_kinds": "b"})
+    (tmp_path / "piece_confidence.json").write_text(json.dumps(calibration.to_json()))
+    loaded = load_piece_calibration(tmp_path, {"pieces": "a", "piece_kinds": "b"})
+    assert loaded.weights == calibration.weights and loaded.version.startswith("piece_confidence-")
+    assert load_piece_calibration(tmp_path, {"pieces": "a", "piece_kinds": "other"}) is None
+    assert load_piece_calibration(tmp_path / "none", {}) is None
+
+
+def test_decoder_reports_the_calibrated_confidence():
+    corners = np.array([[np.cos(np.radians(30 + 60 * k)), -np.sin(np.radians(30 + 60 * k))] for k in range(6)])
+    probs = np.full((12, 3), 0.0005)
+    probs[:, 2] = 0.999
+    reading = PieceReading(KINDS, COLOURS, COLOUR_NAMES, (0.0, 0.0), (0.0, -1.0), 3, (200, 30, 30))
+    evidence = {Hex(0, 0): TileEvidence(Hex(0, 0), probs, np.ones(12), corners, 1.0, reading)}
+    always_half = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (0.0,), {})
+    tile_only = PieceCalibration((0, 0, 0, 0, 1.0, 0.0), {})
+    assert assemble(evidence).pieces[0].extra["confidence"] == pytest.approx(0.9 * COLOURS.max(), abs=1e-4)
+    assert assemble(evidence, piece_calibration=always_half).pieces[0].extra["confidence"] == 0.5
+    # The tile's terrain confidence is 0.999 ** 12; its logit and back give it again.
+    assert assemble(evidence, piece_calibration=tile_only).pieces[0].extra["confidence"] == pytest.approx(
+        0.999 ** 12, abs=1e-4)

@@ -1,0 +1,98 @@
+"""Second looks at a photo when the first lattice fit does not sit on tile edges."""
+
+import numpy as np
+import pytest
+
+import scanner.looks as looks
+from fjords.geometry import Hex
+from scanner.lattice import CellGeometry, LatticeFit
+from scanner.lattice_model import LatticeModel, hex_centres, hex_corners
+from scanner.locate import BoardRegion, NoBoardFound
+
+
+def make_fit(cells: int, supported: int, k1: float = 0.0) -> LatticeFit:
+    model = LatticeModel.for_image(np.array([[30.0, 0, 400], [0, 30.0, 300], [0, 0, 1]]), (800, 600), k1=k1)
+    hexes = [Hex(q, 0) for q in range(cells)]
+    geometry = {h: CellGeometry(h, tuple(model.board_to_image(hex_centres([h]))[0]),
+                                model.board_to_image(hex_corners([h])[0]), 1.0, 1.0) for h in hexes}
+    return LatticeFit(geometry, model, 30.0, supported_tiles=supported)
+
+
+def region(bbox) -> BoardRegion:
+    return BoardRegion(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32), 0.5, bbox, (800, 600))
+
+
+@pytest.mark.parametrize("k1", [0.0, -0.08])
+def test_translated_fit_maps_every_point_by_the_offset(k1):
+    fit = make_fit(3, 3, k1)
+    moved = fit.translated((120.0, -35.0))
+    board = np.array([[0.3, -0.2], [4.0, 2.5], [-3.0, 1.0]])
+    np.testing.assert_allclose(moved.board_to_image(board), fit.board_to_image(board) + [120.0, -35.0], atol=1e-9)
+    np.testing.assert_allclose(moved.image_to_board(fit.board_to_image(board) + [120.0, -35.0]), board, atol=1e-6)
+    for h, cell in moved.cells.items():
+        np.testing.assert_allclose(cell.corners_px, fit.cells[h].corners_px + [120.0, -35.0])
+        assert cell.center_px == pytest.approx((fit.cells[h].center_px[0] + 120, fit.cells[h].center_px[1] - 35))
+
+
+def test_supported_share():
+    assert make_fit(4, 3).supported_share == 0.75
+    assert LatticeFit({}, make_fit(1, 1).model, 0.0).supported_share == 0.0
+
+
+def test_crop_box_keeps_a_margin_and_skips_boards_filling_the_photo():
+    assert looks.crop_box(region((300.0, 200.0, 400.0, 260.0)), (600, 800, 3)) == (285, 185, 415, 275)
+    assert looks.crop_box(region((0.0, 0.0, 700.0, 500.0)), (600, 800, 3)) is None
+    assert looks.crop_box(region((5.0, 5.0, 20.0, 20.0)), (600, 800, 3)) is None  # too small to look at
+
+
+@pytest.fixture
+def fake_looks(monkeypatch):
+    """fit_lattice and locate_board stand-ins: each look's fit is chosen by the side it is taken at."""
+    calls = []
+
+    def locate(image, net, side=512):
+        calls.append((side, image.shape[:2]))
+        return region((300.0, 200.0, 400.0, 260.0))
+
+    def fit(image, board_region, previous=None, lens_k1=None):
+        side, shape = calls[-1]
+        return net_fits[(side, shape == (600, 800))]
+
+    net_fits = {}
+    monkeypatch.setattr(looks, "locate_board", locate)
+    monkeypatch.setattr(looks, "fit_lattice", fit)
+    return net_fits, calls
+
+
+def test_a_well_supported_first_look_is_kept_alone(fake_looks):
+    net_fits, calls = fake_looks
+    net_fits[(512, True)] = make_fit(10, 9)
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(512, True)]
+    assert len(calls) == 1
+
+
+def test_the_look_with_most_supported_tiles_wins(fake_looks):
+    net_fits, calls = fake_looks
+    net_fits.update({(512, True): make_fit(60, 6), (384, True): make_fit(12, 10), (256, True): make_fit(5, 5),
+                     (512, False): make_fit(20, 4)})
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(384, True)]
+    assert calls == [(512, (600, 800)), (384, (600, 800)), (256, (600, 800)), (512, (90, 130))]
+
+
+def test_a_cropped_look_comes_back_in_photo_pixels(fake_looks):
+    net_fits, _ = fake_looks
+    crop_fit = make_fit(20, 18)
+    net_fits.update({(512, True): make_fit(30, 3), (384, True): make_fit(3, 1), (256, True): make_fit(3, 1),
+                     (512, False): crop_fit})
+    found = looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None)
+    np.testing.assert_allclose(found.cells[Hex(0, 0)].corners_px, crop_fit.cells[Hex(0, 0)].corners_px + [285, 185])
+
+
+def test_no_board_in_any_look(monkeypatch):
+    def nothing(*args, **kwargs):
+        raise NoBoardFound("none")
+
+    monkeypatch.setattr(looks, "locate_board", lambda image, net, side=512: region((0.0, 0.0, 700.0, 500.0)))
+    monkeypatch.setattr(looks, "fit_lattice", nothing)
+    with pytest.raises(NoBoardFound):
+        looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None)

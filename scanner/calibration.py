@@ -11,8 +11,8 @@ own copy:
   this light: a Gaussian per terrain over a few colour statistics of each
   sector (:func:`sector_features`), whose log-likelihood is added, weighted, to
   the sector network's log-probabilities. The weight is chosen on the
-  calibration photo by leave-one-tile-out accuracy among a few values that
-  include 0, so calibrating never reads that photo worse than the network alone;
+  calibration photo by leave-one-tile-out log-loss among a few small values
+  that include 0 (the network alone), and only when clearly better than 0;
 * **lens** — the barrel distortion ``k1`` of the lattice model fitted to the
   board's tile centres, given to the lattice fit of later scans.
 
@@ -44,8 +44,9 @@ from scanner.patches import HEX_MARGIN, HEX_PATCH
 FORMAT = "fjords-calibration/1"
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "calibration"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-#: Weights tried for the terrain look's log-likelihood (0: the network alone).
-TERRAIN_WEIGHTS = (0.0, 0.03, 0.1, 0.3, 1.0)
+#: Weights tried for the terrain look's log-likelihood (0: the network alone). Larger ones fitted the
+#: calibration photo's light and read the table's next photos worse (docs/calibration.md).
+TERRAIN_WEIGHTS = (0.0, 0.03, 0.1)
 #: Ridge added to each terrain's covariance (feature units²), so a few sectors give a usable Gaussian.
 COVARIANCE_RIDGE = 4.0
 #: A terrain's log-likelihood is kept within this of the best, so one odd sector cannot swamp the network.
@@ -300,9 +301,27 @@ def _gaussians(sums: np.ndarray, outer: np.ndarray, counts: np.ndarray,
     return means, covariances
 
 
+def _logsumexp(logits: np.ndarray) -> np.ndarray:
+    top = logits.max(axis=-1, keepdims=True)
+    return top + np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+
+
+def _clearly_better(base: np.ndarray, other: np.ndarray) -> bool:
+    """Whether per-tile losses ``other`` beat ``base`` by more than two standard errors (tiles paired)."""
+    gain = base - other
+    if len(gain) < 2:
+        return False
+    return bool(gain.mean() > 2.0 * gain.std(ddof=1) / np.sqrt(len(gain)))
+
+
 def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarray,
                      probs: np.ndarray) -> tuple[TerrainLook, dict[str, float]]:
-    """The terrain look of one photo and its weight, chosen by leave-one-tile-out accuracy.
+    """The terrain look of one photo and its weight, chosen by leave-one-tile-out log-loss.
+
+    Log-loss, not accuracy: a weight that wins a few sectors of this photo by making every
+    posterior over-sure turns the next photo's doubtful sectors into confident wrong letters.
+    A weight is taken only when its left-out tiles' log-loss beats the network alone's by more
+    than two standard errors (tiles paired), so a look that tells nothing is left out.
 
     Parameters
     ----------
@@ -327,10 +346,14 @@ def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarra
         means, covariances = _gaussians(tile_sums.sum(0) - tile_sums[k], tile_outer.sum(0) - tile_outer[k],
                                         tile_counts.sum(0) - tile_counts[k], pooled)
         left_out[k] = TerrainLook(means, covariances, 1.0).log_likelihood(features[k])
-    accuracy = {}
+    accuracy, tile_loss = {}, {}
+    seen = usable.any(axis=1)
     for weight in TERRAIN_WEIGHTS:
         logits = np.log(np.maximum(probs, 1e-9)) + weight * left_out
+        right = np.take_along_axis(logits - _logsumexp(logits), labels[..., None], -1)[..., 0]
         accuracy[weight] = float((logits.argmax(-1) == labels)[usable].mean()) if usable.any() else 0.0
-    best = max(TERRAIN_WEIGHTS, key=lambda w: (accuracy[w], -w))
+        tile_loss[weight] = -(right * usable).sum(axis=1)[seen] / usable.sum(axis=1)[seen]
+    taken = [w for w in TERRAIN_WEIGHTS if w == 0.0 or _clearly_better(tile_loss[0.0], tile_loss[w])]
+    best = min(taken, key=lambda w: (float(tile_loss[w].mean()), w))
     means, covariances = _gaussians(tile_sums.sum(0), tile_outer.sum(0), tile_counts.sum(0), pooled)
     return TerrainLook(means, covariances, best), {"network": accuracy[0.0], "calibrated": accuracy[best]}

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from fjords_cli.main import main
-from scanner.calibration import (Calibration, CalibrationError, TerrainLook, calibration_path, fit_terrain_look,
+from scanner.calibration import (TERRAIN_WEIGHTS, Calibration, CalibrationError, TerrainLook, calibration_path,
+                                 fit_terrain_look,
                                  load_calibration, save_calibration, sector_features, sector_masks)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
@@ -77,12 +78,32 @@ def test_fit_chooses_the_look_when_the_network_is_unsure():
     assert np.allclose(look.means, _look().means, atol=1.0)
 
 
-def test_fit_keeps_a_perfect_network_alone():
-    features, labels, usable = _synthetic(np.random.default_rng(2), noise=30.0)
-    probs = np.eye(3)[labels] * 0.98 + 0.01
-    look, accuracy = fit_terrain_look(features, labels, usable, probs)
-    assert accuracy["network"] == 1.0 and accuracy["calibrated"] == 1.0
-    assert look.weight == 0.0  # ties go to the smaller weight: calibration never reads worse
+def test_a_look_that_tells_nothing_changes_no_reading():
+    rng = np.random.default_rng(2)
+    labels = rng.integers(0, 3, size=(20, 12))
+    features = rng.normal(0, 10, size=(20, 12, 6))  # the same colours whatever the terrain
+    probs = np.eye(3)[labels] * 0.9 + 0.05
+    look, accuracy = fit_terrain_look(features, labels, usable=np.ones((20, 12), bool), probs=probs)
+    assert accuracy["calibrated"] == accuracy["network"] == 1.0
+    fresh = rng.normal(0, 10, size=(50, 6))
+    fresh_probs = np.full((50, 3), 0.2) + 0.4 * np.eye(3)[rng.integers(0, 3, 50)]
+    adjusted = look.adjust(fresh_probs, fresh)
+    assert np.array_equal(adjusted.argmax(1), fresh_probs.argmax(1)) and np.abs(adjusted - fresh_probs).max() < 0.1
+
+
+def test_a_look_no_better_on_left_out_tiles_is_not_taken():
+    features, labels, usable = _synthetic(np.random.default_rng(4), tiles=3, noise=40.0)
+    probs = np.eye(3)[labels] * 0.9 + 0.05
+    look, _ = fit_terrain_look(features, labels, usable, probs)
+    assert look.weight == 0.0
+
+
+def test_fit_never_takes_a_weight_that_overrules_the_network():
+    """Weights above 0.1 fitted one photo's light and read the next photos worse (docs/calibration.md)."""
+    features, labels, usable = _synthetic(np.random.default_rng(3))
+    probs = np.full(labels.shape + (3,), 1 / 3)
+    look, _ = fit_terrain_look(features, labels, usable, probs)
+    assert look.weight == max(TERRAIN_WEIGHTS) == 0.1
 
 
 def test_calibration_round_trips_through_json():

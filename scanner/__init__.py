@@ -14,6 +14,7 @@ _EXPORTS = {
     "assess_quality": "scanner.quality",
     "locate_board": "scanner.locate",
     "fit_lattice": "scanner.lattice",
+    "find_lattice": "scanner.looks",
     "LatticeFit": "scanner.lattice",
     "CellGeometry": "scanner.lattice",
 }

@@ -203,7 +203,8 @@ def _inside(mask: np.ndarray, x: float, y: float) -> bool:
 
 def _paint_sea(colour, sea, pal, amount, radius, rng) -> None:
     """Lighter shallows along the coast, deeper water far out, and short wave strokes."""
-    dist = cv2.distanceTransform(sea.astype(np.uint8), cv2.DIST_L2, 3)
+    # An all-sea tile has no coast: its distances are "infinite"; beyond a few radii all is deep water.
+    dist = np.minimum(cv2.distanceTransform(sea.astype(np.uint8), cv2.DIST_L2, 3), 4.0 * radius)
     shallow = np.exp(-dist / (0.1 * radius))[..., None] * amount
     deep = np.clip(dist / (0.6 * radius), 0, 1)[..., None] * 0.5 * amount
     mixed = colour * (1 - shallow) + pal[1] * shallow

@@ -36,6 +36,7 @@ from typing import Any, Mapping
 
 import cv2
 import numpy as np
+from scipy.special import logsumexp
 
 from fjords.errors import FjordsError
 from fjords.geometry import SECTORS, TERRAINS
@@ -301,11 +302,6 @@ def _gaussians(sums: np.ndarray, outer: np.ndarray, counts: np.ndarray,
     return means, covariances
 
 
-def _logsumexp(logits: np.ndarray) -> np.ndarray:
-    top = logits.max(axis=-1, keepdims=True)
-    return top + np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
-
-
 def _clearly_better(base: np.ndarray, other: np.ndarray) -> bool:
     """Whether per-tile losses ``other`` beat ``base`` by more than two standard errors (tiles paired)."""
     gain = base - other
@@ -350,7 +346,8 @@ def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarra
     seen = usable.any(axis=1)
     for weight in TERRAIN_WEIGHTS:
         logits = np.log(np.maximum(probs, 1e-9)) + weight * left_out
-        right = np.take_along_axis(logits - _logsumexp(logits), labels[..., None], -1)[..., 0]
+        log_probs = logits - logsumexp(logits, axis=-1, keepdims=True)
+        right = np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]
         accuracy[weight] = float((logits.argmax(-1) == labels)[usable].mean()) if usable.any() else 0.0
         tile_loss[weight] = -(right * usable).sum(axis=1)[seen] / usable.sum(axis=1)[seen]
     taken = [w for w in TERRAIN_WEIGHTS if w == 0.0 or _clearly_better(tile_loss[0.0], tile_loss[w])]

@@ -28,6 +28,8 @@ from typing import Mapping
 
 import numpy as np
 
+from scanner.onnx_model import ModelMissingError
+
 FILE_NAME = "piece_confidence.json"
 FEATURES = ("presence", "kind", "colour", "runestone", "tile", "bias")
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
@@ -85,7 +87,11 @@ def load_piece_calibration(models_dir: str | Path, versions: Mapping[str, str]) 
     if not path.exists():
         return None
     text = path.read_text()
-    calibration = PieceCalibration.from_json(json.loads(text))
+    try:
+        calibration = PieceCalibration.from_json(json.loads(text))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelMissingError(f"{path} is unreadable ({exc}); fit it again: python -m scanner.confidence fit "
+                                "--renders DIR") from None
     calibration = replace(calibration, version=f"{path.stem}-{hashlib.sha256(text.encode()).hexdigest()[:12]}")
     return calibration if dict(calibration.models) == dict(versions) else None
 

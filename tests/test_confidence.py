@@ -9,6 +9,7 @@ from fjords.geometry import Hex
 from scanner.assemble import TileEvidence, assemble
 from scanner.confidence import (FEATURES, PieceCalibration, fit_logistic, load_piece_calibration, logit,
                                 piece_features)
+from scanner.onnx_model import ModelMissingError
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
 KINDS = np.array([0.02, 0.9, 0.06, 0.02])        # a house, fairly sure
@@ -47,6 +48,13 @@ def test_calibration_file_round_trips_and_must_match_the_models(tmp_path):
     assert loaded.weights == calibration.weights and loaded.version.startswith("piece_confidence-")
     assert load_piece_calibration(tmp_path, {"pieces": "a", "piece_kinds": "other"}) is None
     assert load_piece_calibration(tmp_path / "none", {}) is None
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"features": ["other"], "weights": [1]}', '{"features": []}'])
+def test_an_unreadable_calibration_file_is_a_clear_error(tmp_path, text):
+    (tmp_path / "piece_confidence.json").write_text(text)
+    with pytest.raises(ModelMissingError, match="fit it again"):
+        load_piece_calibration(tmp_path, {})
 
 
 def test_decoder_reports_the_calibrated_confidence():

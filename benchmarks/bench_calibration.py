@@ -21,9 +21,11 @@ import json
 import sys
 from pathlib import Path
 
-from bench_scan import find_photos, measure
+from bench_scan import measure
 
 from fjords.boardjson import read_board_file
+from fjords.errors import FjordsError
+from fjords_cli.eval_command import find_photos
 from scanner.calibrate import calibrate
 from scanner.calibration import CalibrationError
 from scanner.load import load_image
@@ -39,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    photos = find_photos(args.dir)
+    try:
+        photos = find_photos(args.dir)
+    except FjordsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if args.calibrate_on:
         photos.sort(key=lambda p: p.name != args.calibrate_on)
     scanner = Scanner(args.models)

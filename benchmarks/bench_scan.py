@@ -25,6 +25,8 @@ import numpy as np
 
 from fjords.board import Board
 from fjords.compare import compare, summarize
+from fjords.errors import FjordsError
+from fjords_cli.eval_command import find_photos
 from scanner.assemble import DecodeSettings, assemble
 from scanner.load import load_image
 from scanner.pipeline import Scanner
@@ -39,12 +41,6 @@ class TruthCell:
         self.hex = Hex(tile["q"], tile["r"])
         self.corners_px = np.asarray(tile["corners_px"], dtype=np.float64) * scale
         self.visible = float(tile.get("visible", 1.0))
-
-
-def find_photos(folder: Path) -> list[Path]:
-    """Photos in ``folder`` that have their truth ``NAME.json`` beside them, by name."""
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")
-                  and p.with_suffix(".json").exists())
 
 
 def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
@@ -105,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    photos = find_photos(args.dir)[: args.limit]
-    if not photos:
-        print(f"no photos with truth in {args.dir}", file=sys.stderr)
+    try:
+        photos = find_photos(args.dir)[: args.limit]
+    except FjordsError as exc:
+        print(exc, file=sys.stderr)
         return 2
     report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
                      args.unsure, args.mismatch)

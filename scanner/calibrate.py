@@ -11,6 +11,7 @@ before anything is saved (see :mod:`scanner.calibration` for what is learnt).
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,15 +123,14 @@ def best_alignment(board: Board, cells: dict) -> tuple[Board, tuple[int, int], i
     scan's, and how many of its tiles then land on a scanned tile.
     """
     best = (board, (0, 0), -1)
-    scanned = set(cells)
     for k in range(6):
         turned = board.rotated(k)
-        hexes = list(turned.tiles)
-        shifts = {(c.q - h.q, c.r - h.r) for c in scanned for h in hexes}
-        for dq, dr in shifts:
-            found = sum(h.translated(dq, dr) in scanned for h in hexes)
+        # Each (board tile, scanned tile) pair votes for the shift that lays one on the other.
+        votes = Counter((c.q - h.q, c.r - h.r) for c in cells for h in turned.tiles)
+        if votes:
+            shift, found = votes.most_common(1)[0]
             if found > best[2]:
-                best = (turned, (dq, dr), found)
+                best = (turned, shift, found)
     return best
 
 

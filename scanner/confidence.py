@@ -22,12 +22,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 
+from fjords.errors import FjordsError
 from scanner.onnx_model import ModelMissingError
 
 FILE_NAME = "piece_confidence.json"
@@ -124,20 +126,17 @@ def collect(renders: Path, models_dir: Path | None = None, training_only: bool =
     """
     from fjords.boardjson import parse_board
     from fjords.compare import compare
-    from fjords.errors import FjordsError
+    from fjords_cli.eval_command import find_photos
     from scanner.holdout import is_training_seed
     from scanner.load import load_image
     from scanner.pipeline import Scanner
 
     scanner = Scanner(models_dir, piece_calibration=False)
     rows, right, plain = [], [], []
-    for truth_path in sorted(renders.glob("*.json")):
-        truth_doc = json.loads(truth_path.read_text())
+    for photo in find_photos(renders):
+        truth_doc = json.loads(photo.with_suffix(".json").read_text())
         seed = truth_doc.get("render", {}).get("seed")
         if training_only and (seed is None or not is_training_seed(int(seed))):
-            continue
-        photo = next((p for p in (truth_path.with_suffix(s) for s in (".png", ".jpg")) if p.exists()), None)
-        if photo is None:
             continue
         try:
             result = scanner.scan(load_image(photo).image_bgr)
@@ -175,17 +174,29 @@ def main(argv: list[str] | None = None) -> int:
     p_eval.add_argument("--renders", type=Path, required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     args = parser.parse_args(argv)
-    if args.action == "fit":
-        features, right, plain, versions = collect(args.renders, args.models)
-        weights = fit_logistic(features, right)
-        calibration = PieceCalibration(tuple(float(w) for w in weights), versions)
-        out = args.out or args.models / FILE_NAME
-        out.write_text(json.dumps(calibration.to_json(), indent=1) + "\n")
-        print(f"{len(right)} pieces, {right.mean():.3f} right; wrote {out}")
-        print("  " + ", ".join(f"{n} {w:+.3f}" for n, w in zip(FEATURES, weights)))
-        _print_table("fitted pieces, plain confidence:", plain, right)
-        _print_table("fitted pieces, calibrated:", np.array([calibration.confidence(f) for f in features]), right)
-        return 0
+    try:
+        return _fit(args) if args.action == "fit" else _evaluate(args)
+    except FjordsError as exc:
+        print(f"python -m scanner.confidence: {exc}", file=sys.stderr)
+        return 2
+
+
+def _fit(args: argparse.Namespace) -> int:
+    features, right, plain, versions = collect(args.renders, args.models)
+    if not len(right):
+        raise FjordsError(f"no piece read in the training-seed renders of {args.renders}")
+    weights = fit_logistic(features, right)
+    calibration = PieceCalibration(tuple(float(w) for w in weights), versions)
+    out = args.out or args.models / FILE_NAME
+    out.write_text(json.dumps(calibration.to_json(), indent=1) + "\n")
+    print(f"{len(right)} pieces, {right.mean():.3f} right; wrote {out}")
+    print("  " + ", ".join(f"{n} {w:+.3f}" for n, w in zip(FEATURES, weights)))
+    _print_table("fitted pieces, plain confidence:", plain, right)
+    _print_table("fitted pieces, calibrated:", np.array([calibration.confidence(f) for f in features]), right)
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     features, right, plain, versions = collect(args.renders, args.models, training_only=False)
     calibration = load_piece_calibration(args.models, versions)
     _print_table("plain confidence:", plain, right)

@@ -33,11 +33,11 @@ from pathlib import Path
 import cv2
 
 from bench_scan import TruthCell
-from fjords.board import Board, Piece
+from fjords.board import Board
 from fjords.compare import compare, wilson_interval
 from fjords.geometry import Hex, facing_sector, rotate_sector, rotate_terrain
 from renderer import render_board
-from renderer.boards import random_board, random_setup
+from renderer.boards import crowd_tiles, random_board, random_setup
 from scanner.assemble import DecodeSettings
 from scanner.pipeline import Scanner
 
@@ -68,16 +68,9 @@ def turn_a_tile(board: Board, rng: random.Random) -> Break | None:
 
 def crowd_a_tile(board: Board, rng: random.Random) -> Break | None:
     """``board`` with a second piece (a settler of the same player) on another plain segment of a piece's tile."""
-    candidates = [p for p in board.pieces
-                  if p.is_player_piece and p.sector is not None and len(board.pieces_at(p.hex)) == 1]
-    rng.shuffle(candidates)
-    for piece in candidates:
-        free = [run for run in board.tiles[piece.hex].segments() if piece.sector not in run]
-        if free:
-            second = Piece(piece.hex, rng.choice(free)[0], "settler", piece.player)
-            broken = replace(board, pieces=board.pieces + (second,))
-            if reported_at(broken, "two-pieces-on-tile", piece.hex):
-                return broken, piece.hex
+    broken, crowded = crowd_tiles(board, rng)
+    if crowded and reported_at(broken, "two-pieces-on-tile", crowded[0]):
+        return broken, crowded[0]
     return None
 
 

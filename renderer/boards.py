@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any, Sequence
 
 from fjords import Board
+from fjords.board import Piece
+from fjords.geometry import Hex
 from fjords.simulate import simulate_game
 
 PLAYER_COLOURS = ("red", "yellow", "blue", "black", "white", "green", "grey", "beige", "brown", "orange",
@@ -38,3 +41,30 @@ def random_board(seed: int, edition: str = "classic", players: int = 2, **kw: An
         # Home-made and other boxes' pieces: any named colours at all.
         colours = rng.sample(PLAYER_COLOURS, players)
     return simulate_game(edition, players, seed, player_colours=colours, **kw)
+
+
+def crowd_tiles(board: Board, rng: random.Random, count: int = 1, kinds: Sequence[str] = ("settler",),
+                same_player: bool = True) -> tuple[Board, list[Hex]]:
+    """``board`` with a second piece on up to ``count`` tiles that hold one house or settler: a rule break.
+
+    The second piece stands on another plain segment of the tile; its kind is
+    drawn from ``kinds`` and it belongs to the first piece's player, or with
+    ``same_player`` False to any player of the board. Returns the crowded board
+    and the tiles crowded (fewer than ``count`` when few tiles allow it).
+    """
+    candidates = [p for p in board.pieces
+                  if p.is_player_piece and p.sector is not None and len(board.pieces_at(p.hex)) == 1]
+    rng.shuffle(candidates)
+    added: list[Piece] = []
+    for piece in candidates:
+        if len(added) == count:
+            break
+        free = [run for run in board.tiles[piece.hex].segments() if piece.sector not in run]
+        if not free:
+            continue
+        sector = rng.choice(free)[0]
+        # A single choice needs no draw, so one kind and one player give the same boards for the same seed.
+        kind = kinds[0] if len(kinds) == 1 else rng.choice(list(kinds))
+        player = piece.player if same_player else rng.choice(list(board.players))
+        added.append(Piece(piece.hex, sector, kind, player))
+    return replace(board, pieces=board.pieces + tuple(added)), [p.hex for p in added]

@@ -12,8 +12,10 @@ throw away what the rules say:
   otherwise. ``ε`` is not zero: when both sides are confident of different
   letters the mismatch wins, so a real rule break is reported, never decoded
   away.
-* **One piece per tile** holds by construction: each tile's crop gives one
-  reading.
+* **One piece per tile** is the prior, not a constraint: each tile's crop
+  gives one reading, unless the spot model sees several clear peaks on it
+  (:mod:`scanner.pieces`); then each is reported and the engine reports the
+  break. A rule break is shown, never decoded away.
 * **Houses and settlers stand on plains.** A player piece whose base falls on a
   sector that is not plain is moved to the nearest plain sector within one
   sector of it (the base point is imprecise near boundaries); if there is none
@@ -70,7 +72,7 @@ class TileEvidence:
     sector_visible: np.ndarray       # (12,) share of each sector inside the photo and showing a tile top
     corners_px: np.ndarray           # (6, 2) in original photo pixels
     visible: float = 1.0
-    piece: PieceReading | None = None
+    pieces: tuple[PieceReading, ...] = ()
 
 
 def decode_sectors(evidence: Mapping[Hex, TileEvidence],
@@ -171,8 +173,8 @@ def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
             "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],
         }
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
-        if e.piece is not None:
-            piece = decode_piece(h, e.piece, terrain, settings, confidence, piece_calibration)
+        for reading in e.pieces:
+            piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration)
             if piece is not None:
                 pieces.append(piece)
     return Board.from_tiles(tiles, pieces, edition=edition, extra=MappingProxyType(dict(extra or {})))

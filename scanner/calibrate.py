@@ -17,12 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from fjords.board import Board
+from fjords.board import Board, Piece
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex
 from scanner.calibration import Calibration, CalibrationError, fit_terrain_look, free_calibration_path, \
     save_calibration, sector_features
 from scanner.lattice_model import fit_model, hex_centres
 from scanner.patches import Pyramid, hex_patches
+from scanner.pieces import PieceReading
 from scanner.sectors import sector_visibility
 
 #: Below this share of readable sectors agreeing with the board, the board is not this photo's.
@@ -140,12 +141,20 @@ def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTi
     owned = [p for p in board.pieces if p.player and p.hex in corners]
     if not owned:
         return {}
-    readings = scanner.pieces.predict(pyramid, [corners[p.hex] for p in owned])
+    tiles = list(dict.fromkeys(p.hex for p in owned))
+    readings = dict(zip(tiles, scanner.pieces.predict(pyramid, [corners[h] for h in tiles])))
     colours = {}
     for player in dict.fromkeys(p.player for p in owned):
-        rgbs = np.array([r.rgb for p, r in zip(owned, readings) if p.player == player])
+        rgbs = np.array([reading_for(p, readings[p.hex]).rgb for p in owned if p.player == player])
         colours[player.lower()] = tuple(int(v) for v in np.median(rgbs, axis=0))
     return colours
+
+
+def reading_for(piece: Piece, readings: tuple[PieceReading, ...]) -> PieceReading:
+    """Of the pieces read on a tile (several only where two stand there), the one nearest ``piece``'s sector."""
+    if piece.sector is None:
+        return readings[0]
+    return min(readings, key=lambda r: min((r.sector - piece.sector) % SECTORS, (piece.sector - r.sector) % SECTORS))
 
 
 def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> float | None:

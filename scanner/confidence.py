@@ -29,8 +29,10 @@ from typing import Mapping
 
 import numpy as np
 
+from fjords.board import Piece
 from fjords.errors import FjordsError
 from scanner.onnx_model import ModelMissingError
+from scanner.pieces import PieceReading
 
 FILE_NAME = "piece_confidence.json"
 FEATURES = ("presence", "kind", "colour", "runestone", "tile", "bias")
@@ -144,12 +146,18 @@ def collect(renders: Path, models_dir: Path | None = None, training_only: bool =
             continue
         outcomes = compare(result.board, parse_board(truth_doc)).piece_outcomes
         for piece, outcome in zip(result.board.pieces, outcomes):
-            reading = result.evidence[piece.hex].piece
+            reading = reading_of(piece, result.evidence[piece.hex].pieces)
             tile = result.board.tiles[piece.hex]
             rows.append(piece_features(reading.kind_probs, reading.colour_probs, tile.extra["confidence"]))
             right.append(outcome.right)
             plain.append(outcome.confidence)
     return np.array(rows), np.array(right, dtype=bool), np.array(plain), scanner.pieces.versions
+
+
+def reading_of(piece: Piece, readings: tuple[PieceReading, ...]) -> PieceReading:
+    """The reading a decoded piece came from: the one whose base point it reports."""
+    base = np.asarray(piece.extra["base_px"])
+    return min(readings, key=lambda r: float(np.hypot(*(np.asarray(r.base_px) - base))))
 
 
 def _print_table(title: str, confidences: np.ndarray, right: np.ndarray) -> None:

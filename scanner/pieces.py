@@ -1,7 +1,8 @@
 """Stage 6: the piece standing on each tile — none, house, settler or rune stone — and its colour.
 
-Two small networks read each tile. The presence model (``pieces.onnx``) reads
-the tile's piece crop (:func:`scanner.patches.piece_crops`: image axes,
+Two small networks read each tile, and a third counts the pieces on it. The
+presence model (``pieces.onnx``) reads the tile's piece crop
+(:func:`scanner.patches.piece_crops`: image axes,
 reaching further up than down, because a standing piece rises towards the top
 of the photo and may lean over the tile behind it) and answers whether a piece
 stands there, and where its base and its top are. The base, carried back
@@ -11,12 +12,20 @@ through the tile's homography, names the sector it stands on. The kind model
 among the eleven named colours; a close-up generalises far better than the
 whole tile crop.
 
+Both editions allow one piece per tile, but a table may break that rule, and
+the scan must show it. The presence model cannot: where two pieces share a
+tile its points fall between them. The spot model (``piece_spots.onnx``)
+draws a heat map of where pieces stand on the tile; where it sees two or
+more clear peaks, each peak is read as a piece of its own (its close-up
+centred between its base and its top, as the spot model places them).
+
 With a calibration (player name → RGB of that table's pieces) colours are
 named instead by the nearest calibrated colour in CIELAB, measured from the
 piece's own pixels between its base and its top.
 
 ``python -m scanner.pieces train|evaluate --help`` trains and measures the
-model (see :mod:`scanner.train_pieces`).
+presence model (see :mod:`scanner.train_pieces`; the others:
+:mod:`scanner.train_piece_kinds`, :mod:`scanner.train_piece_spots`).
 """
 
 from __future__ import annotations
@@ -36,6 +45,15 @@ PIECE_KINDS = ("none", "house", "settler", "runestone")
 COLOUR_NAMES = ("red", "yellow", "blue", "black", "white", "green", "grey", "beige", "brown", "orange", "purple")
 MODEL_FILE = "pieces.onnx"
 KINDS_MODEL_FILE = "piece_kinds.onnx"
+SPOTS_MODEL_FILE = "piece_spots.onnx"
+SPOT_GRID = 16
+"""Side of the spot model's heat map, in cells (each cell is 4×4 pixels of the 64×64 piece crop)."""
+MIN_SPOT = 0.5
+"""Heat of a peak that counts as a piece standing there."""
+MIN_SECOND_SPOT = 0.8
+"""Heat every peak needs for a tile to be read as holding several pieces (at least two must reach it). Chosen
+on renders of training seeds: no tile of 80 legal boards read as crowded (models/README.md)."""
+MAX_PIECES_PER_TILE = 3
 
 
 @dataclass(frozen=True)
@@ -96,51 +114,109 @@ def piece_rgb(image: np.ndarray, base: np.ndarray, top: np.ndarray, radius: floa
     return (int(r_), int(g), int(b))
 
 
-class PieceClassifier:
-    """Reads the piece (or its absence) on tiles given by their image corners.
+@dataclass(frozen=True)
+class Spot:
+    """A peak of the spot model: its heat, and the piece's base and top in crop units (0..1)."""
+
+    score: float
+    base: tuple[float, float]
+    top: tuple[float, float]
+
+
+def find_spots(heat: np.ndarray, regress: np.ndarray, min_score: float = MIN_SPOT) -> list[list[Spot]]:
+    """The peaks of each crop's heat map at least ``min_score`` high, strongest first.
 
     Parameters
     ----------
-    models_dir : path to the folder holding ``pieces.onnx`` and ``piece_kinds.onnx``.
+    heat : (n, 1, G, G) logits of the spot model.
+    regress : (n, 4, G, G): at each cell, the base's offset from the cell centre (cells) and the
+        vector from base to top (crop units).
+    """
+    from scipy.ndimage import maximum_filter
+
+    score = 1.0 / (1.0 + np.exp(-heat[:, 0]))
+    peaks = (score == maximum_filter(score, size=(1, 3, 3), mode="constant")) & (score >= min_score)
+    spots: list[list[Spot]] = [[] for _ in range(len(score))]
+    for n, y, x in zip(*np.nonzero(peaks)):
+        du, dv, tx, ty = regress[n, :, y, x]
+        base = ((x + 0.5 + du) / heat.shape[-1], (y + 0.5 + dv) / heat.shape[-2])
+        spots[n].append(Spot(float(score[n, y, x]), base, (base[0] + tx, base[1] + ty)))
+    return [sorted(s, key=lambda spot: -spot.score) for s in spots]
+
+
+def crowding_spots(spots: list[Spot], min_second: float = MIN_SECOND_SPOT) -> list[Spot]:
+    """The peaks read as pieces of their own: those at least ``min_second`` high when two or more are."""
+    several = [s for s in spots if s.score >= min_second][:MAX_PIECES_PER_TILE]
+    return several if len(several) >= 2 else []
+
+
+def count_spots(heat: np.ndarray, min_second: float = MIN_SECOND_SPOT) -> list[int]:
+    """Pieces each crop holds by the spot model: 0, 1, or the number of clear peaks when there are several."""
+    spots = find_spots(heat, np.zeros((len(heat), 4) + heat.shape[2:], np.float32))
+    return [len(crowding_spots(s, min_second)) or min(len(s), 1) for s in spots]
+
+
+class PieceClassifier:
+    """Reads the pieces (or their absence) on tiles given by their image corners.
+
+    Parameters
+    ----------
+    models_dir : path to the folder holding ``pieces.onnx``, ``piece_kinds.onnx`` and ``piece_spots.onnx``.
     palette : optional calibration, player name → RGB of that player's pieces.
     """
 
     def __init__(self, models_dir: str | Path, palette: Mapping[str, tuple[int, int, int]] | None = None):
         self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
         self.kinds = OnnxModel(Path(models_dir) / KINDS_MODEL_FILE)
+        self.spots = OnnxModel(Path(models_dir) / SPOTS_MODEL_FILE)
         self.palette = dict(palette) if palette else None
 
     @property
     def version(self) -> str:
-        return f"{self.model.version}+{self.kinds.version}"
+        return "+".join(self.versions.values())
 
     @property
     def versions(self) -> dict[str, str]:
         """Each piece model's version (what a piece confidence calibration is fitted for)."""
-        return {"pieces": self.model.version, "piece_kinds": self.kinds.version}
+        return {"pieces": self.model.version, "piece_kinds": self.kinds.version, "piece_spots": self.spots.version}
 
-    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[PieceReading]:
+    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[tuple[PieceReading, ...]]:
+        """Per tile, the pieces read on it: one reading (which may say "none"), or several where the
+        spot model sees several pieces."""
         if not corners:
             return []
-        presence_logits, _, points = self.model.run(to_tensor(piece_crops(pyramid, corners)))
-        p_none = softmax(presence_logits)[:, :1]
-        ends = np.array([apply_homography(np.linalg.inv(piece_window_matrix(c)), p.reshape(2, 2) * PIECE_CROP)
-                         for c, p in zip(corners, points)])  # (n, 2 [base, top], 2) image px
-        radii = np.array([tile_radius(c) for c in corners])
+        crops = to_tensor(piece_crops(pyramid, corners))
+        presence_logits, _, points = self.model.run(crops)
+        p_present = 1.0 - softmax(presence_logits)[:, 0]
+        spots = find_spots(*self.spots.run(crops))
+        # One candidate per piece to read: (tile, chance a piece stands there, base and top in crop units).
+        candidates = []
+        for n, tile_spots in enumerate(spots):
+            several = crowding_spots(tile_spots)
+            if several:
+                candidates += [(n, s.score, (*s.base, *s.top)) for s in several]
+            else:
+                candidates.append((n, float(p_present[n]), tuple(points[n])))
+        tiles = [n for n, _, _ in candidates]
+        ends = np.array([apply_homography(np.linalg.inv(piece_window_matrix(corners[n])),
+                                          np.reshape(p, (2, 2)) * PIECE_CROP)
+                         for n, _, p in candidates])  # (k, 2 [base, top], 2) image px
+        radii = np.array([tile_radius(corners[n]) for n in tiles])
         kind_logits, colour_logits = self.kinds.run(to_tensor(close_ups(pyramid, ends.mean(axis=1), radii)))
-        kind_probs = np.hstack([p_none, (1.0 - p_none) * softmax(kind_logits)])
+        present = np.array([[p] for _, p, _ in candidates])
+        kind_probs = np.hstack([1.0 - present, present * softmax(kind_logits)])
         colour_probs = softmax(colour_logits)
         image = pyramid.levels[0]
-        readings = []
-        for n, c in enumerate(corners):
-            base, top = ends[n]
-            rgb = piece_rgb(image, base, top, radii[n] * 0.06)
-            probs, names = colour_probs[n], COLOUR_NAMES
+        readings: list[list[PieceReading]] = [[] for _ in corners]
+        for k, n in enumerate(tiles):
+            base, top = ends[k]
+            rgb = piece_rgb(image, base, top, radii[k] * 0.06)
+            probs, names = colour_probs[k], COLOUR_NAMES
             if self.palette:
                 probs, names = calibrated_colour_probs(rgb, self.palette)
-            readings.append(PieceReading(kind_probs[n], probs, names, (float(base[0]), float(base[1])),
-                                         (float(top[0]), float(top[1])), sector_at(c, base), rgb))
-        return readings
+            readings[n].append(PieceReading(kind_probs[k], probs, names, (float(base[0]), float(base[1])),
+                                            (float(top[0]), float(top[1])), sector_at(corners[n], base), rgb))
+        return [tuple(r) for r in readings]
 
 
 if __name__ == "__main__":

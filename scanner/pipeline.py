@@ -185,7 +185,7 @@ class Scanner:
         evidence = {}
         for n, cell in enumerate(seen):
             evidence[cell.hex] = TileEvidence(cell.hex, sector_probs[n], visible[n], corners[n] / scale,
-                                              float(cell.visible), _in_original(pieces[n], scale))
+                                              float(cell.visible), tuple(_in_original(r, scale) for r in pieces[n]))
         for cell in cells:
             if cell.hex not in evidence:  # present but hidden: every sector unread
                 evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),
@@ -195,7 +195,7 @@ class Scanner:
 
 def _in_original(reading, scale: float):
     """A piece reading with its points in original photo pixels."""
-    if reading is None or scale == 1.0:
+    if scale == 1.0:
         return reading
     return replace(reading, base_px=tuple(v / scale for v in reading.base_px),
                    top_px=tuple(v / scale for v in reading.top_px))

@@ -58,6 +58,7 @@ class ReadingSamples:
     piece_colour: np.ndarray   # (n,) int8 index into COLOUR_NAMES, -1 without a player colour
     piece_points: np.ndarray   # (n, 4) float32: base x, y, top x, y in crop units (0..1)
     piece_close: np.ndarray    # (n, 40, 40, 3) uint8 close-up of the piece (black without one)
+    second_points: np.ndarray  # (n, 4) float32: a second piece on the tile (a rule break), as piece_points; -1 without
 
     @classmethod
     def concatenate(cls, parts: list["ReadingSamples"]) -> "ReadingSamples":
@@ -69,11 +70,12 @@ class ReadingSamples:
 
     @classmethod
     def load(cls, path: str | Path) -> "ReadingSamples":
-        """Read samples; files from before close-ups were cut get black close-ups."""
+        """Read samples; files from before close-ups (second pieces) were cut get black close-ups (none)."""
         with np.load(path) as data:
             fields = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
         n = len(fields["piece_kind"])
         fields.setdefault("piece_close", np.zeros((n, CLOSE_UP, CLOSE_UP, 3), np.uint8))
+        fields.setdefault("second_points", np.full((n, 4), -1.0, np.float32))
         return cls(**fields)
 
     @classmethod
@@ -124,34 +126,41 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     hidden = [np.asarray(t["corners_px"], dtype=np.float64) for t in truth["tiles"]
               if t.get("visible", 1.0) <= 0.02 and "corners_px" in t
               and 0 <= t["center_px"][0] < width and 0 <= t["center_px"][1] < height]
-    pieces = {(p["q"], p["r"]): p for p in truth.get("pieces", []) if "base_px" in p}
+    pieces: dict[tuple[int, int], list[dict]] = {}
+    for p in truth.get("pieces", []):
+        if "base_px" in p:
+            pieces.setdefault((p["q"], p["r"]), []).append(p)
     pyramid = Pyramid(image)
-    corners, labels, kinds, colours, points, close_centres = [], [], [], [], [], []
+    corners, labels, kinds, colours, points, seconds, close_centres = [], [], [], [], [], [], []
     for c in hidden + empty_positions(truth, rng, negatives):
         corners.append(jitter_corners(c, rng))
         labels.append([NOT_TERRAIN] * SECTORS)
         kinds.append(0)
         colours.append(-1)
         points.append([0.0] * 4)
+        seconds.append([-1.0] * 4)
         close_centres.append(None)
     for _ in range(copies):
         for t in tiles:
             c = jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng)
             corners.append(c)
             labels.append([TERRAINS.index(ch) for ch in t["terrain"]])
-            piece = pieces.get((t["q"], t["r"]))
-            if piece is None:
+            standing = pieces.get((t["q"], t["r"]), [])
+            m = piece_window_matrix(c)
+            ends = [(apply_homography(m, np.array([p["base_px"], p.get("center_px", p["base_px"])]))
+                     / PIECE_CROP).ravel() for p in standing]
+            seconds.append(list(ends[1]) if len(ends) > 1 else [-1.0] * 4)
+            if not standing:
                 kinds.append(0)
                 colours.append(-1)
                 points.append([0.0] * 4)
                 close_centres.append(None)
                 continue
+            piece = standing[0]
             kinds.append(PIECE_KINDS.index(piece["kind"]))
             player = (piece.get("player") or "").lower()
             colours.append(COLOUR_NAMES.index(player) if player in COLOUR_NAMES else -1)
-            m = piece_window_matrix(c)
-            ends = apply_homography(m, np.array([piece["base_px"], piece.get("center_px", piece["base_px"])]))
-            points.append(list((ends / PIECE_CROP).ravel()))
+            points.append(list(ends[0]))
             # The close-up is centred where the presence model will put it: between base and top, give or take.
             middle = (np.asarray(piece["base_px"]) + np.asarray(piece.get("center_px", piece["base_px"]))) / 2.0
             close_centres.append(middle + rng.normal(0.0, 0.08 * tile_radius(c), 2))
@@ -169,6 +178,7 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         piece_colour=np.asarray(colours, np.int8),
         piece_points=np.asarray(points, np.float32).reshape(-1, 4),
         piece_close=close,
+        second_points=np.asarray(seconds, np.float32).reshape(-1, 4),
     )
 
 
@@ -178,16 +188,26 @@ def render_sizes(rng: np.random.Generator) -> tuple[int, int]:
     return width, width * 3 // 4
 
 
+CROWD_KINDS = ("house", "settler")
+"""Kinds of the second piece on a crowded tile in training renders."""
+
+
 def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
-                  progress: bool = True, locate_out: Path | None = None) -> ReadingSamples:
+                  progress: bool = True, locate_out: Path | None = None, crowd: int = 0) -> ReadingSamples:
     """Samples from ``count`` rendered training photos (seeds from ``seed`` on, held-out ones skipped).
 
     The file is rewritten every ``save_every`` photos, so a long run can be
     used (or stopped) part way. With ``locate_out`` the same renders also give
     the tile-top network's data (:mod:`scanner.train_locate`), saving a second render.
+    With ``crowd``, up to that many tiles of each board get a second piece
+    (:func:`renderer.boards.crowd_tiles`, any kind of :data:`CROWD_KINDS`, any
+    player): a rule break the piece spot model must see to learn to count.
     """
+    import random
+
     import cv2
-    from renderer import render_random
+    from renderer import random_board, render_board
+    from renderer.boards import crowd_tiles, random_setup
     from tqdm import tqdm
 
     from scanner.train_locate import LocateData
@@ -198,7 +218,10 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     for n, s in enumerate(tqdm(seeds, disable=not progress, desc="rendering", unit="photo")):
         rng = np.random.default_rng(s)
         width, height = render_sizes(rng)
-        render = render_random(s, width=width, height=height)
+        board = random_board(s, *random_setup(s))
+        if crowd:
+            board, _ = crowd_tiles(board, random.Random(s), crowd, CROWD_KINDS, same_player=False)
+        render = render_board(board, s, width=width, height=height)
         parts.append(samples_from_render(render.image, render.truth, rng, copies=copies))
         if locate_out is not None:
             located.add(s, render.image, render.truth)
@@ -313,6 +336,8 @@ def dataset_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--locate-out", type=Path, metavar="NPZ",
                         help="also save the same renders as tile-top network data (python -m scanner.train_locate)")
+    parser.add_argument("--crowd", type=int, default=0, metavar="N",
+                        help="put a second piece on up to N tiles of each board (data for the piece spot model)")
     parser.add_argument("--from-dir", type=Path, metavar="DIR",
                         help="cut photos NAME.jpg + NAME.json already rendered (fjords render --out DIR) instead")
     args = parser.parse_args(argv)
@@ -320,7 +345,8 @@ def dataset_main(argv: list[str] | None = None) -> int:
         samples = samples_from_dir(args.from_dir, args.copies)
         samples.save(args.out)
     else:
-        samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out)
+        samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
+                                crowd=args.crowd)
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

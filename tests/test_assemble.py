@@ -19,8 +19,8 @@ def sure(terrain: str, p: float = 0.999) -> np.ndarray:
     return probs
 
 
-def evidence(h: Hex, probs: np.ndarray, piece: PieceReading | None = None, visible=None) -> TileEvidence:
-    return TileEvidence(h, probs, np.ones(SECTORS) if visible is None else visible, CORNERS, 1.0, piece)
+def evidence(h: Hex, probs: np.ndarray, *pieces: PieceReading, visible=None) -> TileEvidence:
+    return TileEvidence(h, probs, np.ones(SECTORS) if visible is None else visible, CORNERS, 1.0, pieces)
 
 
 def reading(kind: int, sector: int, colour: str = "red") -> PieceReading:
@@ -112,3 +112,9 @@ def test_hidden_tile_is_kept_with_every_sector_unknown():
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: hidden})
     assert board.tiles[B].terrain == "?" * SECTORS
     assert board.tiles[A].terrain == "P" * SECTORS
+
+
+def test_several_readings_on_one_tile_are_all_reported_and_the_engine_sees_the_break():
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP"), reading(2, 1), reading(1, 7, "blue"))})
+    assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]
+    assert any(v.rule == "two-pieces-on-tile" for v in board.legal_violations())

@@ -209,3 +209,18 @@ def test_saved_text_is_json_with_number_lists_on_one_line(config_dir):
 
 def test_the_shipped_example_is_found_by_name():
     assert load_calibration("table-classic").colours
+
+
+def test_a_crowded_tiles_pieces_are_matched_to_their_own_readings():
+    from fjords.board import Piece
+    from fjords.geometry import Hex
+    from scanner.calibrate import reading_for
+    from scanner.pieces import COLOUR_NAMES, PieceReading
+
+    def read(sector, rgb):
+        return PieceReading(np.full(4, 0.25), np.full(len(COLOUR_NAMES), 1 / 11), COLOUR_NAMES, (0.0, 0.0),
+                            (0.0, -1.0), sector, rgb)
+
+    readings = (read(1, (200, 0, 0)), read(7, (0, 0, 200)))
+    assert reading_for(Piece(Hex(0, 0), 11, "house", "red"), readings).rgb == (200, 0, 0)
+    assert reading_for(Piece(Hex(0, 0), 6, "settler", "blue"), readings).rgb == (0, 0, 200)

@@ -62,7 +62,7 @@ def test_decoder_reports_the_calibrated_confidence():
     probs = np.full((12, 3), 0.0005)
     probs[:, 2] = 0.999
     reading = PieceReading(KINDS, COLOURS, COLOUR_NAMES, (0.0, 0.0), (0.0, -1.0), 3, (200, 30, 30))
-    evidence = {Hex(0, 0): TileEvidence(Hex(0, 0), probs, np.ones(12), corners, 1.0, reading)}
+    evidence = {Hex(0, 0): TileEvidence(Hex(0, 0), probs, np.ones(12), corners, 1.0, (reading,))}
     always_half = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (0.0,), {})
     tile_only = PieceCalibration((0, 0, 0, 0, 1.0, 0.0), {})
     assert assemble(evidence).pieces[0].extra["confidence"] == pytest.approx(0.9 * COLOURS.max(), abs=1e-4)

@@ -1,11 +1,13 @@
-"""Piece colour naming, colour sampling, crop geometry and (when trained) the piece model."""
+"""Piece colour naming, colour sampling, crop geometry, counting pieces by spots, and the piece models."""
 
 import numpy as np
 import pytest
 
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import PIECE_CROP, PIECE_WINDOW, apply_homography, piece_window_matrix
-from scanner.pieces import COLOUR_NAMES, PIECE_KINDS, calibrated_colour_probs, piece_rgb
+from scanner.pieces import (COLOUR_NAMES, MAX_PIECES_PER_TILE, MIN_SECOND_SPOT, PIECE_KINDS, SPOT_GRID,
+                            SPOTS_MODEL_FILE, Spot, calibrated_colour_probs, count_spots, crowding_spots, find_spots,
+                            piece_rgb)
 
 PALETTE = {"red": (200, 30, 40), "orange": (240, 130, 20), "blue": (30, 60, 200), "white": (240, 240, 235)}
 
@@ -71,3 +73,49 @@ def test_close_up_is_centred_on_the_piece_and_sized_by_the_tile():
     close = close_ups(Pyramid(image), np.array([[120.0, 80.0]]), np.array([50.0]))[0]
     assert close.shape == (CLOSE_UP, CLOSE_UP, 3)
     assert close[CLOSE_UP // 2, CLOSE_UP // 2].min() == 255 and close[0, 0].max() == 0
+
+
+def _heat_with_peaks(peaks, grid=SPOT_GRID):
+    """Spot model outputs with a peak of the given heat at each (x, y) cell, base offset 0.25 cell, top 0.1 up."""
+    heat = np.full((1, 1, grid, grid), -8.0, np.float32)
+    regress = np.zeros((1, 4, grid, grid), np.float32)
+    regress[0, :2] = 0.25
+    regress[0, 3] = -0.1
+    for x, y, score in peaks:
+        heat[0, 0, y, x] = np.log(score / (1 - score))
+    return heat, regress
+
+
+def test_spots_are_local_maxima_strongest_first_with_their_base_and_top():
+    heat, regress = _heat_with_peaks([(4, 10, 0.7), (11, 9, 0.95), (12, 9, 0.9)])  # (12, 9) is beside a stronger
+    spots = find_spots(heat, regress)[0]
+    assert [round(s.score, 2) for s in spots] == [0.95, 0.7]
+    assert spots[0].base == pytest.approx(((11 + 0.75) / SPOT_GRID, (9 + 0.75) / SPOT_GRID))
+    assert spots[0].top == pytest.approx((spots[0].base[0], spots[0].base[1] - 0.1))
+
+
+def test_a_tile_holds_several_pieces_only_when_the_second_peak_is_clear():
+    weak_second = _heat_with_peaks([(4, 10, 0.95), (11, 9, 0.9 * MIN_SECOND_SPOT)])[0]
+    assert count_spots(np.concatenate([
+        _heat_with_peaks([])[0], _heat_with_peaks([(4, 10, 0.95)])[0],
+        _heat_with_peaks([(4, 10, 0.95), (11, 9, 0.9)])[0], weak_second])) == [0, 1, 2, 1]
+
+
+@pytest.mark.skipif(not (DEFAULT_MODELS_DIR / SPOTS_MODEL_FILE).exists(), reason="model not trained")
+def test_spot_model_output_shapes():
+    from scanner.onnx_model import OnnxModel
+    from scanner.sectors import to_tensor
+
+    crops = np.random.default_rng(0).integers(0, 255, (2, PIECE_CROP, PIECE_CROP, 3), dtype=np.uint8)
+    heat, regress = OnnxModel(DEFAULT_MODELS_DIR / SPOTS_MODEL_FILE).run(to_tensor(crops))
+    assert heat.shape == (2, 1, SPOT_GRID, SPOT_GRID) and regress.shape == (2, 4, SPOT_GRID, SPOT_GRID)
+
+
+def test_only_clear_peaks_of_a_crowded_tile_are_read_and_at_most_three():
+    def spots(*scores):
+        return [Spot(s, (0.5, 0.5), (0.5, 0.3)) for s in scores]
+
+    strong = MIN_SECOND_SPOT + 0.05
+    assert [s.score for s in crowding_spots(spots(0.99, strong, 0.9 * MIN_SECOND_SPOT))] == [0.99, strong]
+    assert crowding_spots(spots(0.99, 0.9 * MIN_SECOND_SPOT)) == []
+    assert len(crowding_spots(spots(0.99, 0.98, 0.97, 0.96))) == MAX_PIECES_PER_TILE

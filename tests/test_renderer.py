@@ -295,3 +295,32 @@ def test_low_overfilled_view_still_frames_the_board():
     camera = aim_camera(points, scene, 2016, 1512)
     assert _frames(camera, points, scene, 2016, 1512)
     assert camera.to_camera(points)[:, 2].min() > 0
+
+
+@given(st.integers(0, 10_000), st.integers(1, 4))
+@settings(max_examples=25, deadline=None)
+def test_crowded_tiles_hold_two_pieces_on_different_segments(seed, count):
+    import random
+
+    from renderer.boards import crowd_tiles, random_setup
+
+    board = random_board(seed, *random_setup(seed))
+    crowded_board, crowded = crowd_tiles(board, random.Random(seed), count, ("house", "settler"),
+                                         same_player=False)
+    assert len(crowded) == len(set(crowded)) <= count
+    assert len(crowded_board.pieces) == len(board.pieces) + len(crowded)
+    for h in crowded:
+        first, second = crowded_board.pieces_at(h)
+        tile = crowded_board.tiles[h]
+        assert {first.kind, second.kind} <= {"house", "settler"} and tile.terrain[second.sector] == "P"
+        assert not any(first.sector in run and second.sector in run for run in tile.segments())
+        assert {v.tiles for v in crowded_board.legal_violations() if v.rule == "two-pieces-on-tile"} >= {(h,)}
+
+
+def test_a_finished_game_gets_as_many_crowded_tiles_as_asked():
+    import random
+
+    from renderer.boards import crowd_tiles
+
+    board = random_board(3, stop_fraction=1.0)
+    assert len(crowd_tiles(board, random.Random(3), 2)[1]) == 2

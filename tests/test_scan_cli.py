@@ -9,7 +9,7 @@ import pytest
 from fjords_cli.main import main
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx")
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx")
 needs_models = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
                                   reason="models not trained")
 

@@ -8,7 +8,7 @@ from fjords.board import Board
 from fjords.compare import compare
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx")
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx")
 pytestmark = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
                                 reason="models not trained")
 SEEDS = (900_101, 900_102)
@@ -87,3 +87,17 @@ def test_a_huge_frame_is_shrunk_and_reported_in_its_own_pixels(scanner, render):
     assert (doc["image"]["width"], doc["image"]["height"]) == (big.shape[1], big.shape[0])
     xs = [x for t in doc["tiles"] for x, _ in t["corners_px"]]
     assert max(xs) > 2048  # corners in the 4032-pixel frame's coordinates, not the shrunk image's
+
+
+def test_two_pieces_on_a_tile_are_shown_not_decoded_away(scanner):
+    """A rule break must survive the scan: two tiles each given a second piece are reported, and no other."""
+    import random
+
+    from renderer import random_board, render_board
+    from renderer.boards import crowd_tiles
+
+    board, crowded = crowd_tiles(random_board(900_410, stop_fraction=1.0), random.Random(900_410), 2)
+    render = render_board(board, 900_410, width=1008, height=756, hands=0)
+    scanned = scanner.read(render.image, [_Cell(t) for t in render.truth["tiles"] if t.get("visible", 1.0) > 0.95])
+    reported = {v.tiles for v in scanned.legal_violations() if v.rule == "two-pieces-on-tile"}
+    assert reported == {(h,) for h in crowded}

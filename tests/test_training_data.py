@@ -1,0 +1,49 @@
+"""Training samples of crowded tiles and the spot model's targets (numpy only: no torch needed)."""
+
+import random
+
+import numpy as np
+import pytest
+
+from renderer import random_board, render_board
+from renderer.boards import crowd_tiles
+from scanner.pieces import SPOT_GRID
+from scanner.train_piece_spots import spot_labels, spot_targets
+from scanner.training import ReadingSamples, samples_from_render
+
+
+@pytest.fixture(scope="module")
+def crowded_samples():
+    board, crowded = crowd_tiles(random_board(3, stop_fraction=1.0), random.Random(3), 3)
+    render = render_board(board, 3, width=800, height=600, hands=0, elevation_deg=90)
+    return samples_from_render(render.image, render.truth, np.random.default_rng(0)), len(crowded)
+
+
+def test_crowded_tiles_carry_their_second_piece(crowded_samples):
+    samples, crowded = crowded_samples
+    has_second = samples.second_points[:, 0] >= 0
+    assert has_second.sum() == crowded
+    assert (samples.piece_kind[has_second] > 0).all()
+    labels = spot_labels(samples)
+    assert sorted({len(p) for p in labels}) == [0, 1, 2]
+    assert all(np.linalg.norm(p[0, :2] - p[1, :2]) > 0.05 for p in labels if len(p) == 2)
+
+
+def test_older_sample_files_load_without_second_pieces(crowded_samples, tmp_path):
+    samples, _ = crowded_samples
+    path = tmp_path / "old.npz"
+    np.savez(path, **{f: getattr(samples, f) for f in ReadingSamples.__dataclass_fields__ if f != "second_points"})
+    assert (ReadingSamples.load(path).second_points == -1).all()
+
+
+def test_spot_targets_peak_at_each_base_and_mirror_with_the_crop():
+    points = np.array([[0.30, 0.60, 0.32, 0.40], [0.70, 0.55, 0.66, 0.35]], np.float32)
+    heat, peak, regress = spot_targets([points, points[:0]], np.array([False, False]))
+    assert peak[0].sum() == 2 and peak[1].sum() == 0 and heat[1].max() == 0
+    y, x = 9, 4  # the first base's cell: 0.60 · 16 − 0.5 = 9.1, 0.30 · 16 − 0.5 = 4.3
+    assert peak[0, 0, y, x] == 1
+    assert (x + 0.5 + regress[0, 0, y, x]) / SPOT_GRID == pytest.approx(0.30)
+    assert (y + 0.5 + regress[0, 1, y, x]) / SPOT_GRID == pytest.approx(0.60)
+    assert regress[0, 2:, y, x] == pytest.approx([0.02, -0.20])
+    flipped = spot_targets([points], np.array([True]))
+    assert np.array_equal(flipped[1][0, 0], peak[0, 0, :, ::-1])

@@ -34,6 +34,8 @@ class OnnxModel:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Several models run one after another: threads left spinning after one run steal the cores from the next.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
         self.input_name = self.session.get_inputs()[0].name
         self.version = f"{path.stem}-{hashlib.sha256(data).hexdigest()[:12]}"

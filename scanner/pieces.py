@@ -15,8 +15,9 @@ whole tile crop.
 Both editions allow one piece per tile, but a table may break that rule, and
 the scan must show it. The presence model cannot: where two pieces share a
 tile its points fall between them. The spot model (``piece_spots.onnx``)
-draws a heat map of where pieces stand on the tile; where it sees two or
-more clear peaks, each peak is read as a piece of its own (its close-up
+draws a heat map of where pieces stand on a tile where the presence model
+sees one; where it sees two or more clear peaks, each peak is read as a
+piece of its own (its close-up
 centred between its base and its top, as the spot model places them).
 
 With a calibration (player name → RGB of that table's pieces) colours are
@@ -188,7 +189,12 @@ class PieceClassifier:
         crops = to_tensor(piece_crops(pyramid, corners))
         presence_logits, _, points = self.model.run(crops)
         p_present = 1.0 - softmax(presence_logits)[:, 0]
-        spots = find_spots(*self.spots.run(crops))
+        # A tile holding two pieces holds one: the spot model need only look where the presence model sees one.
+        occupied = np.flatnonzero(p_present >= MIN_SPOT)
+        spots: list[list[Spot]] = [[] for _ in corners]
+        if len(occupied):
+            for n, found in zip(occupied, find_spots(*self.spots.run(crops[occupied]))):
+                spots[n] = found
         # One candidate per piece to read: (tile, chance a piece stands there, base and top in crop units).
         candidates = []
         for n, tile_spots in enumerate(spots):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from fjords.board import Board, Piece
-from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex
+from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, segment_of
 from scanner.calibration import Calibration, CalibrationError, fit_terrain_look, free_calibration_path, \
     save_calibration, sector_features
 from scanner.lattice_model import fit_model, hex_centres
@@ -145,16 +145,23 @@ def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTi
     readings = dict(zip(tiles, scanner.pieces.predict(pyramid, [corners[h] for h in tiles])))
     colours = {}
     for player in dict.fromkeys(p.player for p in owned):
-        rgbs = np.array([reading_for(p, readings[p.hex]).rgb for p in owned if p.player == player])
+        rgbs = np.array([reading_for(p, board.tiles[p.hex].terrain, readings[p.hex]).rgb
+                         for p in owned if p.player == player])
         colours[player.lower()] = tuple(int(v) for v in np.median(rgbs, axis=0))
     return colours
 
 
-def reading_for(piece: Piece, readings: tuple[PieceReading, ...]) -> PieceReading:
-    """Of the pieces read on a tile (several only where two stand there), the one nearest ``piece``'s sector."""
+def reading_for(piece: Piece, terrain: str, readings: tuple[PieceReading, ...]) -> PieceReading:
+    """Of the pieces read on a tile (several only where two stand there), the one standing on ``piece``'s
+    segment of a tile with this ``terrain``, else the one nearest its sector.
+
+    The board names a piece by its segment's first sector; the reading by where its base stands.
+    """
     if piece.sector is None:
         return readings[0]
-    return min(readings, key=lambda r: min((r.sector - piece.sector) % SECTORS, (piece.sector - r.sector) % SECTORS))
+    run = segment_of(terrain, piece.sector) or (piece.sector,)
+    return min(readings, key=lambda r: (r.sector not in run,
+                                        min((r.sector - piece.sector) % SECTORS, (piece.sector - r.sector) % SECTORS)))
 
 
 def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> float | None:

@@ -222,5 +222,10 @@ def test_a_crowded_tiles_pieces_are_matched_to_their_own_readings():
                             (0.0, -1.0), sector, rgb)
 
     readings = (read(1, (200, 0, 0)), read(7, (0, 0, 200)))
-    assert reading_for(Piece(Hex(0, 0), 11, "house", "red"), readings).rgb == (200, 0, 0)
-    assert reading_for(Piece(Hex(0, 0), 6, "settler", "blue"), readings).rgb == (0, 0, 200)
+    assert reading_for(Piece(Hex(0, 0), 11, "house", "red"), "P" * 12, readings).rgb == (200, 0, 0)
+    assert reading_for(Piece(Hex(0, 0), 6, "settler", "blue"), "P" * 12, readings).rgb == (0, 0, 200)
+    # Named by its segment's first sector (3), the red piece stands at 7; the blue one's reading (1) is nearer 3.
+    two_segments = "PPSPPPPPPSSS"  # segments (0, 1) and (3, ..., 8)
+    readings = (read(1, (0, 0, 200)), read(7, (200, 0, 0)))
+    assert reading_for(Piece(Hex(0, 0), 3, "house", "red"), two_segments, readings).rgb == (200, 0, 0)
+    assert reading_for(Piece(Hex(0, 0), 0, "settler", "blue"), two_segments, readings).rgb == (0, 0, 200)

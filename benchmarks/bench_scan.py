@@ -7,8 +7,9 @@ a folder). ``--truth-geometry`` reads the tiles at their TRUE corners instead of
 the lattice fit, which measures the sector and piece stages alone. Several
 ``--unsure`` thresholds are compared on the same classifier outputs (the
 decoder is cheap). Prints the pooled summary of :mod:`fjords.compare`, the
-share of wrong sectors written ``?``, how often confident tiles and pieces
-are wrong, and median seconds per stage.
+share of wrong sectors written ``?``, why pieces are wrong
+(:func:`fjords.compare.piece_error_causes`), how often confident tiles and
+pieces are wrong, and median seconds per stage.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from fjords.board import Board
-from fjords.compare import compare, summarize
+from fjords.compare import compare, piece_error_causes, summarize
 from fjords.errors import FjordsError
 from fjords_cli.eval_command import find_photos
 from scanner.assemble import DecodeSettings, assemble
@@ -72,7 +74,9 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
     for eps in mismatch or [scanner.settings.mismatch]:
         for level in unsure or [scanner.settings.unsure]:
             settings = replace(scanner.settings, unsure=level, mismatch=eps)
-            comparisons = [compare(assemble(ev, settings=settings), truth) for ev, truth in zip(evidence, truths)]
+            boards = [assemble(ev, settings=settings) for ev in evidence]
+            comparisons = [compare(board, truth) for board, truth in zip(boards, truths)]
+            causes = sum((piece_error_causes(b, t, c) for b, t, c in zip(boards, truths, comparisons)), Counter())
             summary = summarize(comparisons).to_json()
             wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
             flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
@@ -80,6 +84,7 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
                 "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
                 "ci95": summary["ci95"],
                 "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
+                "piece_error_causes": dict(causes.most_common()),
                 "reliability": summary["reliability"],
             }
     stages = sorted({s for t in timings for s in t})

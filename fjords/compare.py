@@ -200,6 +200,49 @@ def _evaluate(turned: Board, shift: Hex, truth: Board) -> _Alignment:
                       tuple(tile_outcomes), tuple(piece_outcomes))
 
 
+def piece_error_causes(scanned: Board, truth: Board, comparison: Comparison | None = None) -> Counter[str]:
+    """Why each piece is wrong, as counts: a diagnosis of :func:`compare`'s piece figures.
+
+    Pieces are aligned as ``comparison`` (by default ``compare(scanned, truth)``)
+    aligned them and matched per position as it matched them. Each true piece
+    counts once: ``right``, ``off tile`` (a rune stone beside the tiles),
+    ``tile not found``, ``not read`` (its tile was found, no piece there), or,
+    paired with a wrong piece read on its tile, ``kind K->K2``, ``colour`` or
+    ``segment``. Each scanned piece left over counts once more: ``no tile
+    there``, ``nothing there`` or ``one too many`` (its tile's pieces were all
+    read already).
+    """
+    comparison = comparison or compare(scanned, truth)
+    shift = Hex(*comparison.translation)
+    turned = scanned.rotated(comparison.rotation)
+    found = {t.hex.translated(*shift) for t in turned.tiles.values()}
+    by_hex: dict[Hex, tuple[list[Piece], list[Piece]]] = {}
+    for p in sorted(turned.pieces, key=lambda p: -(reported_confidence(p.extra) or 0.0)):  # as compare matches
+        by_hex.setdefault(p.hex.translated(*shift), ([], []))[0].append(p)
+    for p in truth.pieces:
+        by_hex.setdefault(p.hex, ([], []))[1].append(p)
+    causes: Counter[str] = Counter()
+    for h, (seen, real) in by_hex.items():
+        terrain = truth.tiles[h].terrain if h in truth.tiles else None
+        pairs = _max_pairs(seen, real, lambda a, b: _pieces_match(a, b, terrain))
+        causes["right"] += len(pairs)
+        spare = [p for i, p in enumerate(seen) if i not in pairs.values()]
+        for t in (t for j, t in enumerate(real) if j not in pairs):
+            if terrain is None:
+                causes["off tile"] += 1
+            elif h not in found:
+                causes["tile not found"] += 1
+            elif not spare:
+                causes["not read"] += 1
+            else:
+                s = spare.pop(0)
+                causes[f"kind {t.kind}->{s.kind}" if s.kind != t.kind
+                       else "colour" if s.player != t.player else "segment"] += 1
+        for _ in spare:
+            causes["no tile there" if terrain is None else "one too many" if real else "nothing there"] += 1
+    return causes
+
+
 def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[set[int], int]:
     """Indices of the matched scanned pieces (one-to-one) and the piece errors.
 
@@ -234,11 +277,17 @@ def _pieces_match(seen: Piece, real: Piece, terrain: str | None) -> bool:
 
 
 def _max_matching(left: Sequence[Piece], right: Sequence[Piece], fits: Callable[[Piece, Piece], bool]) -> set[int]:
-    """The left indices of a maximum one-to-one matching (augmenting paths; the lists are tiny).
+    """The left indices of a maximum one-to-one matching (see :func:`_max_pairs`)."""
+    return set(_max_pairs(left, right, fits).values())
+
+
+def _max_pairs(left: Sequence[Piece], right: Sequence[Piece],
+               fits: Callable[[Piece, Piece], bool]) -> dict[int, int]:
+    """A maximum one-to-one matching as right index -> left index (augmenting paths; the lists are tiny).
 
     A left item, once matched, stays matched, so earlier items are preferred.
     """
-    partner: dict[int, int] = {}  # right index -> left index
+    partner: dict[int, int] = {}
 
     def augment(i: int, visited: set[int]) -> bool:
         for j, candidate in enumerate(right):
@@ -249,7 +298,9 @@ def _max_matching(left: Sequence[Piece], right: Sequence[Piece], fits: Callable[
                     return True
         return False
 
-    return {i for i in range(len(left)) if augment(i, set())}
+    for i in range(len(left)):
+        augment(i, set())
+    return partner
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """Wooden pieces as prisms: farms and longhouses, field discs and blocks, Viking meeples, rune stones.
 
-Sizes are millimetres, close to the boxed games'. Paint colours are named as the
-spec names player colours; each photo varies them like real paint on wood.
+Sizes are millimetres, close to the boxed games'. Copies differ: a reprint or a
+home-made set may use plain bars for houses and pieces a little larger or
+smaller, so a scene draws a house shape and a scale (``Scene.house_shape``,
+``Scene.piece_scale``). Paint colours are named as the spec names player
+colours; each photo varies them like real paint on wood.
 """
 
 from __future__ import annotations
@@ -41,8 +44,14 @@ def _frame(yaw_deg: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         [0.0, 0.0, 1.0])
 
 
-def house(base, yaw_deg: float, albedo, edition: str, scale: float = 1.0) -> list[Face]:
-    """A farm (classic: short, steep roof) or a longhouse (2022: long, low curved roof line)."""
+HOUSE_SHAPES = ("roof", "bar")
+BAR_HOUSE_MM = (15.0, 7.5, 7.5)  # length, width, height of a house cut as a plain wooden bar
+
+
+def house(base, yaw_deg: float, albedo, edition: str, scale: float = 1.0, shape: str = "roof") -> list[Face]:
+    """A farm (classic: short, steep roof), a longhouse (2022: long, low curved roof line), or a plain bar."""
+    if shape == "bar":
+        return block(base, yaw_deg, albedo, tuple(d * scale for d in BAR_HOUSE_MM))
     if edition == "2022":
         length, width, wall, ridge = 16.0, 8.0, 5.0, 9.0
         gable = [(-width / 2, 0), (width / 2, 0), (width / 2, wall), (width / 4, ridge - 1), (0, ridge),
@@ -92,12 +101,13 @@ def runestone(base, yaw_deg: float, albedo) -> list[Face]:
     return prism(outline, 3.0, np.asarray(base, float) - fwd * 1.5, side, up, albedo, 0.05)
 
 
-def piece_faces(kind: str, edition: str, base, yaw_deg: float, albedo, settler_shape: str = "disc") -> list[Face]:
-    """Faces of a piece of ``kind`` standing at ``base`` (world mm)."""
+def piece_faces(kind: str, edition: str, base, yaw_deg: float, albedo, settler_shape: str = "disc",
+                house_shape: str = "roof", scale: float = 1.0) -> list[Face]:
+    """Faces of a piece of ``kind`` standing at ``base`` (world mm); houses and settlers sized by ``scale``."""
     if kind == "house":
-        return house(base, yaw_deg, albedo, edition)
+        return house(base, yaw_deg, albedo, edition, scale, house_shape)
     if kind == "runestone":
         return runestone(base, yaw_deg, albedo)
     if edition == "classic" and settler_shape == "block":
-        return block(base, yaw_deg, albedo, (8.0, 8.0, 5.0))
-    return settler(base, yaw_deg, albedo, edition)
+        return block(base, yaw_deg, albedo, (8.0 * scale, 8.0 * scale, 5.0 * scale))
+    return settler(base, yaw_deg, albedo, edition, scale)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from renderer.pieces import HOUSE_SHAPES
 from renderer.tileart import STYLES
 
 TABLES = ("wood", "cloth", "laminate", "felt")
@@ -62,6 +63,8 @@ class Scene:
     clutter: tuple[str, ...] = ()
     hands: int = 0
     settler_shape: str = "disc"
+    house_shape: str = "roof"      # "roof" (the boxed games) or "bar" (a plain wooden bar)
+    piece_scale: float = 1.0       # houses and settlers of this copy, relative to the boxed games'
     paint_variation: bool = True
     edge_gain: float = 0.2         # how much the pieces' rounded edges catch the light
     grain: float = 0.05            # contrast of the wood grain showing through the paint
@@ -151,7 +154,20 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         sharpen=float(rng.uniform(0, 0.8) if rng.random() < 0.6 else 0.0),
         noise_sigma=float(rng.uniform(0.5, 5.0)),
         jpeg_quality=int(rng.integers(60, 96)),
+        **_sample_copy_pieces(rng),
     )
+
+
+def _sample_copy_pieces(rng: np.random.Generator) -> dict:
+    """House shape and piece scale of the copy on the table.
+
+    Drawn from a child generator, which leaves ``rng``'s stream untouched: every
+    other draw of a seed (camera, light, board, hands) stays as it was before
+    copies differed.
+    """
+    child = rng.spawn(1)[0]
+    return {"house_shape": str(child.choice(HOUSE_SHAPES, p=[0.7, 0.3])),
+            "piece_scale": float(child.uniform(0.88, 1.15))}
 
 
 def _hsv_rgb(hue_deg: float, saturation: float, value: float) -> tuple[int, int, int]:

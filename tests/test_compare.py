@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fjords.board import Board, Piece, Tile
-from fjords.compare import Comparison, bootstrap_interval, compare, ratio, summarize, wilson_interval
+from fjords.compare import (Comparison, bootstrap_interval, compare, piece_error_causes, ratio, summarize,
+                            wilson_interval)
 from fjords.geometry import Hex
 
 # No symmetry: every rotation and translation but the identity moves some letter.
@@ -228,3 +229,20 @@ def test_bootstrap_interval_is_deterministic_and_brackets_the_ratio():
     assert (low, high) == bootstrap_interval(numerators, denominators)
     assert low < sum(numerators) / sum(denominators) < high
     assert bootstrap_interval([3], [4]) == (0.75, 0.75)
+
+
+def test_piece_error_causes_name_every_wrong_piece_once():
+    scanned = TRUTH.with_tiles(t for t in TRUTH.tiles.values() if t.hex != Hex(-1, 1)).with_pieces([
+        Piece(Hex(0, 0), 0, "settler", "red"),      # a house read as a settler
+        Piece(Hex(0, 1), 3, "settler", "blue"),     # the wrong player
+        Piece(Hex(0, 1), 9, "house", "blue"),       # and a second piece there
+        Piece(Hex(1, 0), 4, "settler", "blue"),     # right
+        Piece(Hex(1, -1), 5, "runestone"),          # right (the rune is inferred)
+        Piece(Hex(-1, 0), 10, "settler", "red"),    # on a tile that holds nothing
+    ])
+    causes = piece_error_causes(scanned.rotated(2), TRUTH)
+    assert causes == {"right": 2, "kind house->settler": 1, "colour": 1, "one too many": 1,
+                      "tile not found": 1, "off tile": 1, "nothing there": 1}
+    true_side = sum(n for cause, n in causes.items() if cause not in ("one too many", "nothing there", "no tile there"))
+    assert true_side == N_PIECES
+    assert piece_error_causes(TRUTH, TRUTH) == {"right": N_PIECES}

@@ -324,3 +324,46 @@ def test_a_finished_game_gets_as_many_crowded_tiles_as_asked():
 
     board = random_board(3, stop_fraction=1.0)
     assert len(crowd_tiles(board, random.Random(3), 2)[1]) == 2
+
+
+@pytest.mark.parametrize("edition", ["classic", "2022"])
+def test_house_shapes_and_piece_scale_size_the_pieces(edition):
+    from renderer.pieces import BAR_HOUSE_MM, piece_faces
+
+    def extent(faces):
+        points = np.vstack([f.points for f in faces])
+        return points.max(axis=0) - points.min(axis=0)
+
+    albedo = np.ones(3)
+    bar = extent(piece_faces("house", edition, (0, 0, 0), 0.0, albedo, house_shape="bar"))
+    roof = extent(piece_faces("house", edition, (0, 0, 0), 0.0, albedo))
+    assert bar == pytest.approx(BAR_HOUSE_MM)
+    assert not np.allclose(roof, bar)
+    settler = extent(piece_faces("settler", edition, (0, 0, 0), 0.0, albedo))
+    bigger = extent(piece_faces("settler", edition, (0, 0, 0), 0.0, albedo, scale=1.1))
+    assert bigger == pytest.approx(settler * 1.1)
+    stone = extent(piece_faces("runestone", edition, (0, 0, 0), 0.0, albedo, scale=1.1))
+    assert stone == pytest.approx(extent(piece_faces("runestone", edition, (0, 0, 0), 0.0, albedo)))
+
+
+def test_drawing_the_copys_pieces_leaves_the_seeds_other_draws_alone():
+    from renderer.scene import _sample_copy_pieces
+
+    rng = np.random.default_rng(11)
+    before = rng.bit_generator.state
+    drawn = {tuple(sorted(_sample_copy_pieces(np.random.default_rng(s)).items())) for s in range(40)}
+    _sample_copy_pieces(rng)
+    assert rng.bit_generator.state == before
+    assert {dict(d)["house_shape"] for d in drawn} == {"roof", "bar"}
+    assert all(0.85 < dict(d)["piece_scale"] < 1.2 for d in drawn)
+
+
+def test_a_bar_house_truth_crown_sits_at_the_bar_height():
+    board = random_board(3)
+    assert any(p.kind == "house" for p in board.pieces)
+    heights = {}
+    for shape in ("roof", "bar"):
+        r = render_board(board, 4, **SMALL, **{**CLEAN, "elevation_deg": 45.0}, house_shape=shape, piece_scale=1.0)
+        house = next(p for p in r.truth["pieces"] if p["kind"] == "house")
+        heights[shape] = np.hypot(*np.subtract(house["center_px"], house["base_px"]))
+    assert heights["bar"] < heights["roof"]

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from operator import itemgetter
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from fjords.board import Board, Piece
 from fjords.geometry import SECTORS, TERRAINS, Hex, canonical_segment
@@ -216,19 +216,13 @@ def piece_error_causes(scanned: Board, truth: Board, comparison: Comparison | No
     shift = Hex(*comparison.translation)
     turned = scanned.rotated(comparison.rotation)
     found = {t.hex.translated(*shift) for t in turned.tiles.values()}
-    by_hex: dict[Hex, tuple[list[Piece], list[Piece]]] = {}
-    for p in sorted(turned.pieces, key=lambda p: -(reported_confidence(p.extra) or 0.0)):  # as compare matches
-        by_hex.setdefault(p.hex.translated(*shift), ([], []))[0].append(p)
-    for p in truth.pieces:
-        by_hex.setdefault(p.hex, ([], []))[1].append(p)
+    moved = [replace(p, hex=p.hex.translated(*shift)) for p in turned.pieces]
     causes: Counter[str] = Counter()
-    for h, (seen, real) in by_hex.items():
-        terrain = truth.tiles[h].terrain if h in truth.tiles else None
-        pairs = _max_pairs(seen, real, lambda a, b: _pieces_match(a, b, terrain))
+    for h, seen, real, pairs in _positions(moved, truth):
         causes["right"] += len(pairs)
-        spare = [p for i, p in enumerate(seen) if i not in pairs.values()]
+        spare = [moved[n] for i, n in enumerate(seen) if i not in pairs.values()]
         for t in (t for j, t in enumerate(real) if j not in pairs):
-            if terrain is None:
+            if h not in truth.tiles:
                 causes["off tile"] += 1
             elif h not in found:
                 causes["tile not found"] += 1
@@ -239,29 +233,37 @@ def piece_error_causes(scanned: Board, truth: Board, comparison: Comparison | No
                 causes[f"kind {t.kind}->{s.kind}" if s.kind != t.kind
                        else "colour" if s.player != t.player else "segment"] += 1
         for _ in spare:
-            causes["no tile there" if terrain is None else "one too many" if real else "nothing there"] += 1
+            causes["no tile there" if h not in truth.tiles else "one too many" if real else "nothing there"] += 1
     return causes
 
 
 def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[set[int], int]:
     """Indices of the matched scanned pieces (one-to-one) and the piece errors.
 
-    The piece errors of a position are its larger unmatched side. Where several
-    scanned pieces could take the same true one, the most confident is matched.
+    The piece errors of a position are its larger unmatched side.
+    """
+    matched: set[int] = set()
+    errors = 0
+    for _, seen, real, pairs in _positions(scanned, truth):
+        matched.update(seen[i] for i in pairs.values())
+        errors += max(len(seen), len(real)) - len(pairs)
+    return matched, errors
+
+
+def _positions(scanned: Sequence[Piece], truth: Board) -> Iterator[tuple[Hex, list[int], list[Piece], dict[int, int]]]:
+    """Per position holding pieces: the indices of the scanned pieces there, the true pieces there, and a
+    maximum one-to-one matching of them (true index -> index into the scanned ones).
+
+    Where several scanned pieces could take the same true one, the most confident is matched.
     """
     by_hex: dict[Hex, tuple[list[int], list[Piece]]] = {}
     for n in sorted(range(len(scanned)), key=lambda n: -(reported_confidence(scanned[n].extra) or 0.0)):
         by_hex.setdefault(scanned[n].hex, ([], []))[0].append(n)
     for p in truth.pieces:
         by_hex.setdefault(p.hex, ([], []))[1].append(p)
-    matched: set[int] = set()
-    errors = 0
     for h, (seen, real) in by_hex.items():
         terrain = truth.tiles[h].terrain if h in truth.tiles else None
-        pairs = _max_matching([scanned[n] for n in seen], real, lambda s, t: _pieces_match(s, t, terrain))
-        matched.update(seen[i] for i in pairs)
-        errors += max(len(seen), len(real)) - len(pairs)
-    return matched, errors
+        yield h, seen, real, _max_pairs([scanned[n] for n in seen], real, lambda s, t: _pieces_match(s, t, terrain))
 
 
 def _pieces_match(seen: Piece, real: Piece, terrain: str | None) -> bool:
@@ -274,11 +276,6 @@ def _pieces_match(seen: Piece, real: Piece, terrain: str | None) -> bool:
         return False
     segment = canonical_segment(terrain, seen.sector)
     return segment is not None and segment == canonical_segment(terrain, real.sector)
-
-
-def _max_matching(left: Sequence[Piece], right: Sequence[Piece], fits: Callable[[Piece, Piece], bool]) -> set[int]:
-    """The left indices of a maximum one-to-one matching (see :func:`_max_pairs`)."""
-    return set(_max_pairs(left, right, fits).values())
 
 
 def _max_pairs(left: Sequence[Piece], right: Sequence[Piece],

@@ -119,3 +119,20 @@ def test_only_clear_peaks_of_a_crowded_tile_are_read_and_at_most_three():
     assert [s.score for s in crowding_spots(spots(0.99, strong, 0.9 * MIN_SECOND_SPOT))] == [0.99, strong]
     assert crowding_spots(spots(0.99, 0.9 * MIN_SECOND_SPOT)) == []
     assert len(crowding_spots(spots(0.99, 0.98, 0.97, 0.96))) == MAX_PIECES_PER_TILE
+
+
+def test_a_close_up_and_its_mirror_image_read_alike():
+    """The kind model's two views are averaged, so the reading cannot depend on which way a piece faces."""
+    from scanner.patches import CLOSE_UP
+    from scanner.pieces import PieceClassifier
+    from scanner.sectors import softmax, to_tensor
+
+    close = np.random.default_rng(1).integers(0, 255, (4, CLOSE_UP, CLOSE_UP, 3), dtype=np.uint8)
+    classifier = PieceClassifier(DEFAULT_MODELS_DIR)
+    kinds, colours = classifier.read_close_ups(close)
+    mirrored_kinds, mirrored_colours = classifier.read_close_ups(close[:, :, ::-1])
+    assert kinds.shape == (4, len(PIECE_KINDS) - 1) and colours.shape == (4, len(COLOUR_NAMES))
+    assert np.allclose(kinds.sum(axis=1), 1.0) and np.allclose(colours.sum(axis=1), 1.0)
+    assert np.allclose(kinds, mirrored_kinds, atol=1e-5) and np.allclose(colours, mirrored_colours, atol=1e-5)
+    one_view = softmax(classifier.kinds.run(to_tensor(close))[0])
+    assert not np.allclose(kinds, one_view, atol=1e-3)  # the second view is really read

@@ -10,7 +10,8 @@ through the tile's homography, names the sector it stands on. The kind model
 (``piece_kinds.onnx``) then reads a close-up centred between base and top
 (:func:`scanner.patches.close_ups`) and answers the kind and the player colour
 among the eleven named colours; a close-up generalises far better than the
-whole tile crop.
+whole tile crop. It reads each close-up twice, as it is and mirrored, and
+averages the two (:meth:`PieceClassifier.read_close_ups`).
 
 Both editions allow one piece per tile, but a table may break that rule, and
 the scan must show it. The presence model cannot: where two pieces share a

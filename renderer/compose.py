@@ -25,13 +25,12 @@ from renderer.layout import SQRT3, TilePose, layout, piece_base
 from renderer.mesh import FAR_PX, Face, Light, draw_faces, shadow_outline
 from renderer.noise import periodic_noise
 from renderer.photo import depth_of_field, sensor
-from renderer.pieces import BAR_HOUSE_MM, PAINTS, STONE_RGB, paint_albedo, piece_faces
+from renderer.pieces import PAINTS, STONE_RGB, crown_height_mm, paint_albedo, piece_faces
 from renderer.scene import Scene, kelvin_to_bgr
 from renderer.table import draw_table, table_texture
 from renderer.tileart import TileStyle, paint_tile, sample_style
 from renderer.truth import rounded, truth_document
 
-PIECE_HEIGHT_MM = {"house": 10.0, "settler": 5.0, "runestone": 14.0}
 MAX_TEXTURE_PX = 4096
 
 
@@ -254,15 +253,6 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
     return photo, truth
 
 
-def piece_height_mm(kind: str, scene: Scene) -> float:
-    """Height of the crown the truth records above a piece's foot (rune stones are never scaled)."""
-    if kind == "runestone":
-        return PIECE_HEIGHT_MM[kind]
-    if kind == "house" and scene.house_shape == "bar":
-        return BAR_HOUSE_MM[2] * scene.piece_scale
-    return PIECE_HEIGHT_MM[kind] * scene.piece_scale
-
-
 def _place_pieces(board: Board, poses: dict[Hex, TilePose], scene: Scene,
                   colours: Mapping[str, tuple[int, int, int]] | None, rng: np.random.Generator) -> list:
     """``(base, top, faces)`` of every piece, in the board's order: world foot and crown points, and its mesh."""
@@ -276,7 +266,8 @@ def _place_pieces(board: Board, poses: dict[Hex, TilePose], scene: Scene,
         faces = piece_faces(piece.kind, board.edition, base, float(rng.uniform(0, 360)),
                             _albedo(piece, colours, paints, scene.paint_variation, rng), scene.settler_shape,
                             scene.house_shape, scene.piece_scale)
-        placed.append((base, base + np.array([0, 0, piece_height_mm(piece.kind, scene)]), faces))
+        crown = crown_height_mm(piece.kind, scene.house_shape, scene.piece_scale)
+        placed.append((base, base + np.array([0, 0, crown]), faces))
     return placed
 
 

@@ -101,6 +101,18 @@ def runestone(base, yaw_deg: float, albedo) -> list[Face]:
     return prism(outline, 3.0, np.asarray(base, float) - fwd * 1.5, side, up, albedo, 0.05)
 
 
+CROWN_HEIGHT_MM = {"house": 10.0, "settler": 5.0, "runestone": 14.0}  # where the truth puts a piece's top
+
+
+def crown_height_mm(kind: str, house_shape: str = "roof", scale: float = 1.0) -> float:
+    """Height above its foot of the top point the truth records for a piece (rune stones are never scaled)."""
+    if kind == "runestone":
+        return CROWN_HEIGHT_MM[kind]
+    if kind == "house" and house_shape == "bar":
+        return BAR_HOUSE_MM[2] * scale
+    return CROWN_HEIGHT_MM[kind] * scale
+
+
 def piece_faces(kind: str, edition: str, base, yaw_deg: float, albedo, settler_shape: str = "disc",
                 house_shape: str = "roof", scale: float = 1.0) -> list[Face]:
     """Faces of a piece of ``kind`` standing at ``base`` (world mm); houses and settlers sized by ``scale``."""

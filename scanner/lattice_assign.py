@@ -48,6 +48,8 @@ CONFIDENT_ISOTROPY = 0.62
 SETTLED_SHARE = 0.75
 #: Hypotheses scoring at least this share of the best one compete on how little they stretch the board.
 TIE_SHARE = 0.97
+#: Runners-up explaining at least this share of the best hypothesis's score are offered to the caller.
+RUNNER_UP_SHARE = 0.85
 #: Candidates up to this multiple of the nearest one's distance may be neighbours of a seed (a view
 #: from 40 degrees with strong perspective makes one lattice direction twice as long as another).
 NEIGHBOUR_RATIO = 2.6
@@ -86,10 +88,23 @@ def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[in
         Confidence of each candidate (higher is surer).
     image_size : (width, height)
     """
+    ranked = lattice_hypotheses(points, weights, image_size, fit_distortion=fit_distortion)
+    return ranked[0] if ranked else None
+
+
+def lattice_hypotheses(points: np.ndarray, weights: np.ndarray, image_size: tuple[int, int], *,
+                       fit_distortion: bool = True, limit: int = 1) -> list[Assignment]:
+    """The best lattice (as :func:`assign_lattice`) and up to ``limit − 1`` runners-up, best first.
+
+    Runners-up explain at least :data:`RUNNER_UP_SHARE` of the best one's candidate
+    weight, are plausible views (isotropy at least :data:`CONFIDENT_ISOTROPY`) and
+    differ from the best and from each other; the caller judges them on the
+    photo itself (do their tiles sit on tile edges?), which the candidates cannot tell.
+    """
     points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     weights = np.asarray(weights, dtype=np.float64).reshape(-1)
     if len(points) < 3:
-        return None
+        return []
     tree = cKDTree(points)
     # Tile centres are about one spacing apart: a lattice much finer than that is explaining noise.
     heavy = points[np.argsort(-weights)[: max(3, len(points) // 2)]]
@@ -109,15 +124,39 @@ def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[in
             score = float(weights[found.inlier].sum() - 0.1 * found.residual[found.inlier].sum())
             found_all.append((score, _isotropy(found), found))
             if found.inlier.sum() >= 0.9 * len(points) and found_all[-1][1] >= CONFIDENT_ISOTROPY:
-                return found
+                return [found]
     if not found_all:
-        return None
+        return []
     # A sheared lattice can explain the same centres (the lattice maps onto itself under shears), but it
     # needs a far more stretched view than any camera above 40 degrees gives: among hypotheses explaining
     # about as much, take the least stretched.
     top = max(score for score, _, _ in found_all)
     plausible = [f for f in found_all if f[0] >= TIE_SHARE * top]
-    return max(plausible, key=lambda f: f[1])[2]
+    ranked = [max(plausible, key=lambda f: f[1])[2]]
+    for score, isotropy, found in sorted(found_all, key=lambda f: -f[0]):
+        if len(ranked) >= limit:
+            break
+        if (score >= RUNNER_UP_SHARE * top and isotropy >= CONFIDENT_ISOTROPY
+                and not any(_same_lattice(found, other) for other in ranked)):
+            ranked.append(found)
+    return ranked
+
+
+def _same_lattice(a: Assignment, b: Assignment) -> bool:
+    """Whether two hypotheses put the candidates they share on the same lattice (up to a shift and turn)."""
+    shared = a.inlier & b.inlier
+    if shared.sum() < 3:
+        return False
+    # The same lattice numbered from another origin or turned keeps every pairwise step's length.
+    steps_a = a.axial[shared] - a.axial[shared][0]
+    steps_b = b.axial[shared] - b.axial[shared][0]
+    return bool(np.allclose(_hex_lengths(steps_a), _hex_lengths(steps_b)))
+
+
+def _hex_lengths(steps: np.ndarray) -> np.ndarray:
+    """Hex distance of axial steps."""
+    q, r = steps[:, 0], steps[:, 1]
+    return (np.abs(q) + np.abs(r) + np.abs(q + r)) / 2
 
 
 def _seed_hypotheses(points: np.ndarray, tree: cKDTree, seed: int) -> list[np.ndarray]:

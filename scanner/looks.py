@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from scanner.lattice import LatticeFit, fit_lattice
+from scanner.lattice import GOOD_SUPPORT, LatticeFit, fit_lattice
 from scanner.locate import WORK_SIDE, BoardRegion, NoBoardFound, TileTopNet, locate_board
 
-#: Share of supported tiles at which the first look is kept without looking again (chosen on renders
-#: of training seeds 900000–900079: a lattice off the tiles has almost none; see models/README.md).
-GOOD_SUPPORT = 0.2
 #: Sides the whole photo is shrunk to for the looks at close-ups.
 ZOOM_OUT_SIDES = (384, 256)
 #: Margin around the board's box kept by the cropped look, as a share of the box's longer side.

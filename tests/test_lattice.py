@@ -236,6 +236,49 @@ def test_fit_lattice_follows_the_previous_frame():
     assert set(second.cells) == set(first.cells)
 
 
+def _sheared(hexes, points):
+    """A hypothesis through the same centres on a sheared lattice: (q, r) → (q + r, r) fits them as well."""
+    from scanner.lattice_assign import Assignment
+    from scanner.lattice_model import direct_homography
+
+    axial = np.stack([hexes[:, 0] + hexes[:, 1], hexes[:, 1]], axis=1)
+    model = LatticeModel.for_image(direct_homography(hex_centres(axial), points), PHOTO, 0.0)
+    return Assignment(model, axial, np.ones(len(hexes), bool), np.zeros(len(hexes)))
+
+
+def test_a_sheared_best_hypothesis_gives_way_to_the_one_on_the_tile_edges(monkeypatch):
+    """The candidates cannot tell a sheared lattice from the real one; the drawn tiles' edges can."""
+    import scanner.lattice as lattice
+    from scanner.lattice_assign import lattice_hypotheses
+
+    hexes = _disc(3)
+    image, region, _ = _drawn_board(_photo_model(), hexes)
+    points, weights = region.centre_candidates()
+    real = lattice_hypotheses(points, weights, PHOTO)[0]
+    wrong = _sheared(real.axial, points)
+    monkeypatch.setattr(lattice, "lattice_hypotheses", lambda *a, **k: [wrong])
+    alone = fit_lattice(image, region)
+    assert alone.supported_share < lattice.GOOD_SUPPORT
+    monkeypatch.setattr(lattice, "lattice_hypotheses", lambda *a, **k: [wrong, real])
+    fit = fit_lattice(image, region)
+    assert fit.supported_share > 0.8 and _same_layout(list(fit.cells), hexes)
+
+
+def test_runners_up_are_other_lattices():
+    from scanner.lattice_assign import _same_lattice, lattice_hypotheses
+
+    hexes = _disc(3)
+    model = _model(k1=0.0)
+    rng = np.random.default_rng(3)
+    points = model.board_to_image(hex_centres(hexes)) + rng.normal(0, 4.0, (len(hexes), 2))
+    ranked = lattice_hypotheses(points, np.ones(len(points)), SIZE, limit=3)
+    assert ranked and _is_rotation_and_translation(ranked[0].axial[ranked[0].inlier], hexes[ranked[0].inlier])
+    for n, a in enumerate(ranked):
+        assert not any(_same_lattice(a, b) for b in ranked[n + 1:])
+    assert _same_lattice(ranked[0], ranked[0])
+    assert not _same_lattice(ranked[0], _sheared(hexes, points))
+
+
 def test_fit_lattice_without_tiles_raises_no_board():
     image = np.zeros((PHOTO[1], PHOTO[0], 3), np.uint8)
     size = work_size(*PHOTO)

@@ -1,12 +1,13 @@
 """Scan photos with truth beside them: accuracy of the reading stages, calibration, and time per stage.
 
-    python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--unsure 0.8 0.9 0.95] [--calibration NAME]
+    python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--unsure 0.8 0.9 0.95]
+        [--piece-floor 0 0.4] [--calibration NAME]
 
 DIR holds ``NAME.jpg`` + ``NAME.json`` (``fjords render --out DIR`` writes such
 a folder). ``--truth-geometry`` reads the tiles at their TRUE corners instead of
 the lattice fit, which measures the sector and piece stages alone. Several
-``--unsure`` thresholds are compared on the same classifier outputs (the
-decoder is cheap). Prints the pooled summary of :mod:`fjords.compare`, the
+``--unsure`` thresholds (or ``--mismatch`` weights, ``--piece-floor``
+confidences) are compared on the same classifier outputs (the decoder is cheap). Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
 (:func:`fjords.compare.piece_error_causes`), how often confident tiles and
 pieces are wrong, and median seconds per stage.
@@ -15,6 +16,7 @@ pieces are wrong, and median seconds per stage.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -46,8 +48,13 @@ class TruthCell:
 
 
 def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
-            unsure: list[float] | None = None, mismatch: list[float] | None = None) -> dict:
-    """Scan ``photos`` (or read them at their true corners) and compare with their truth."""
+            unsure: list[float] | None = None, mismatch: list[float] | None = None,
+            piece_floor: list[float] | None = None) -> dict:
+    """Scan ``photos`` (or read them at their true corners) and compare with their truth.
+
+    Each combination of the decoder's ``mismatch``, ``unsure`` and ``piece_floor``
+    (``DecodeSettings.min_piece_confidence``) is decoded from the same classifier outputs.
+    """
     evidence, truths, seconds, timings = [], [], [], []
     for path in photos:
         truth_doc = json.loads(path.with_suffix(".json").read_text())
@@ -71,22 +78,24 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
         timings.append(stage_times)
 
     report = {}
-    for eps in mismatch or [scanner.settings.mismatch]:
-        for level in unsure or [scanner.settings.unsure]:
-            settings = replace(scanner.settings, unsure=level, mismatch=eps)
-            boards = [assemble(ev, settings=settings) for ev in evidence]
-            comparisons = [compare(board, truth) for board, truth in zip(boards, truths)]
-            causes = sum((piece_error_causes(b, t, c) for b, t, c in zip(boards, truths, comparisons)), Counter())
-            summary = summarize(comparisons).to_json()
-            wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
-            flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
-            report[f"mismatch={eps} unsure={level}"] = {
-                "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
-                "ci95": summary["ci95"],
-                "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
-                "piece_error_causes": dict(causes.most_common()),
-                "reliability": summary["reliability"],
-            }
+    defaults = scanner.settings
+    for eps, level, floor in itertools.product(mismatch or [defaults.mismatch], unsure or [defaults.unsure],
+                                               piece_floor or [defaults.min_piece_confidence]):
+        settings = replace(defaults, unsure=level, mismatch=eps, min_piece_confidence=floor)
+        boards = [assemble(ev, settings=settings, piece_calibration=scanner.piece_calibration) for ev in evidence]
+        comparisons = [compare(board, truth) for board, truth in zip(boards, truths)]
+        causes = sum((piece_error_causes(b, t, c) for b, t, c in zip(boards, truths, comparisons)), Counter())
+        summary = summarize(comparisons).to_json()
+        wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
+        flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
+        report[f"mismatch={eps} unsure={level} piece_floor={floor}"] = {
+            "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
+            "ci95": summary["ci95"],
+            "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
+            "doubtful_pieces": sum(len(b.extra.get("doubtful_pieces", ())) for b in boards),
+            "piece_error_causes": dict(causes.most_common()),
+            "reliability": summary["reliability"],
+        }
     stages = sorted({s for t in timings for s in t})
     report["median_seconds"] = {s: statistics.median([t.get(s, 0.0) for t in timings]) for s in stages}
     report["median_seconds"]["total"] = statistics.median(seconds)
@@ -101,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--unsure", type=float, nargs="+", default=[DecodeSettings.unsure])
     parser.add_argument("--mismatch", type=float, nargs="+", default=[DecodeSettings.mismatch])
+    parser.add_argument("--piece-floor", type=float, nargs="+", default=[DecodeSettings.min_piece_confidence],
+                        help="calibrated confidence under which a tile's one piece is set aside as doubtful")
     parser.add_argument("--calibration", metavar="NAME", help="scan with this calibration (fjords calibrate)")
     parser.add_argument("--models", type=Path, help="folder of the ONNX models (default: models/)")
     parser.add_argument("--json", action="store_true")
@@ -112,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
-                     args.unsure, args.mismatch)
+                     args.unsure, args.mismatch, args.piece_floor)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -20,6 +20,11 @@ throw away what the rules say:
   sector that is not plain is moved to the nearest plain sector within one
   sector of it (the base point is imprecise near boundaries); if there is none
   it stays where it was read, and the engine reports the break.
+* **A doubtful piece is not counted.** With a piece calibration, a piece less
+  likely than ``min_piece_confidence`` to be right (mostly something on the tile
+  art read as a piece, or a piece of the wrong kind or colour) is left off the
+  board and listed in ``doubtful_pieces``: a guess that misleads the score costs
+  the player more than a piece the scan asks them to check.
 
 A sector whose decoded letter has a posterior below ``unsure`` is written
 ``?``; so is a sector outside the photo.
@@ -34,6 +39,7 @@ from typing import Mapping
 import numpy as np
 
 from fjords.board import Board, Piece, Tile
+from fjords.boardjson import piece_to_json
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
 from scanner.confidence import PieceCalibration, piece_features
 from scanner.pieces import PIECE_KINDS, PieceReading
@@ -53,6 +59,11 @@ class DecodeSettings:
         lattice calls partly hidden is kept, so a hand never deletes a tile.
     min_tile_visible : tiles the lattice calls less visible than this (hidden
         under a hand) are not read; they are kept with every sector ``?``.
+    min_piece_confidence : a tile's one piece whose calibrated confidence (the chance
+        that it is right) is below this is left off the board and listed under the
+        board's ``doubtful_pieces`` instead, for the player to check; without a piece
+        calibration, and on a tile read as holding several pieces (a rule break the
+        scan must show), every piece read is on the board.
     """
 
     mismatch: float = 0.02
@@ -61,6 +72,7 @@ class DecodeSettings:
     min_piece: float = 0.5
     min_tile_readable: float = 0.2
     min_tile_visible: float = 0.05
+    min_piece_confidence: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -158,11 +170,15 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
 def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
              settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None,
              piece_calibration: PieceCalibration | None = None) -> Board:
-    """The board read from the evidence of every tile, with confidences and image geometry."""
+    """The board read from the evidence of every tile, with confidences and image geometry.
+
+    Pieces too doubtful to count (see :class:`DecodeSettings`) are listed in the board's
+    ``doubtful_pieces`` extra field as ``fjords-board/1`` piece entries.
+    """
     evidence = {h: e for h, e in evidence.items()
                 if e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable}
     posterior = decode_sectors(evidence, settings)
-    tiles, pieces = [], []
+    tiles, pieces, doubtful = [], [], []
     for h, e in evidence.items():
         terrain, confidence = terrain_string(posterior[h], e.sector_visible, settings)
         corners = np.asarray(e.corners_px, dtype=np.float64)
@@ -175,6 +191,15 @@ def assemble(evidence: Mapping[Hex, TileEvidence], *, edition: str = "classic",
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         for reading in e.pieces:
             piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration)
-            if piece is not None:
+            if piece is None:
+                continue
+            # Pieces the spot model found sharing a tile are a rule break: shown, never set aside.
+            if (piece_calibration is not None and len(e.pieces) == 1
+                    and piece.extra["confidence"] < settings.min_piece_confidence):
+                doubtful.append(piece_to_json(piece))
+            else:
                 pieces.append(piece)
-    return Board.from_tiles(tiles, pieces, edition=edition, extra=MappingProxyType(dict(extra or {})))
+    board_extra = dict(extra or {})
+    if doubtful:
+        board_extra["doubtful_pieces"] = doubtful
+    return Board.from_tiles(tiles, pieces, edition=edition, extra=MappingProxyType(board_extra))

@@ -3,8 +3,9 @@
 Readable without telling colours apart: sectors carry their letter (S, M, P),
 unread sectors a ``?`` and their tile a dashed outline; players are labelled
 A, B, C… (the legend names their colour and score), kinds by shape (square
-house, circle settler, triangle rune stone); territory is tinted and hatched
-with the owning player's letter.
+house, circle settler, triangle rune stone); a piece too doubtful to count is a
+hollow circle with a ``?``; territory is tinted and hatched with the owning
+player's letter.
 """
 
 from __future__ import annotations
@@ -97,8 +98,7 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         base = piece.extra.get("base_px")
         if base is None:
             continue
-        x, y = (float(v) / scale for v in base)
-        size = max(6, int(out.shape[1] / 150))
+        x, y, size = _marker(base, scale, out.shape[1])
         colour = PLAYER_BGR.get(piece.player or "", (255, 255, 255))
         if piece.kind == "house":
             cv2.rectangle(out, (int(x - size), int(y - size)), (int(x + size), int(y + size)), colour, -1)
@@ -112,8 +112,22 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
             cv2.polylines(out, [tri.astype(np.int32)], True, (0, 0, 0), 2)
         label = letters.get(piece.player, "R") if piece.player else "R"
         _text(out, label, (x, y), size / 12.0, (255, 255, 255), 2)
+    for doubtful in board.extra.get("doubtful_pieces") or ():
+        base = doubtful.get("base_px")
+        if base is None:
+            continue
+        x, y, size = _marker(base, scale, out.shape[1])
+        cv2.circle(out, (int(x), int(y)), size, (0, 0, 0), 4, cv2.LINE_AA)
+        cv2.circle(out, (int(x), int(y)), size, TERRAIN_BGR["?"], 2, cv2.LINE_AA)
+        _text(out, "?", (x, y), size / 12.0, (255, 255, 255), 2)
     _legend(out, board, letters, analysis.get("score") or {})
     return out
+
+
+def _marker(base_px, scale: float, width: int) -> tuple[float, float, int]:
+    """Where a piece's marker goes in the drawn image, and its size."""
+    x, y = (float(v) / scale for v in base_px)
+    return x, y, max(6, int(width / 150))
 
 
 def _secured_tiles(territory: Mapping[str, Any] | None) -> dict[tuple[int, int], str]:

@@ -140,7 +140,7 @@ class Scanner:
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
-        advice = list(report.advice) + unread_advice(board)
+        advice = list(report.advice) + unread_advice(board) + doubtful_advice(board)
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr)
 
@@ -209,6 +209,16 @@ def unread_advice(board: Board) -> list[str]:
     cells = ", ".join(f"({t.hex.q},{t.hex.r})" for t in unsure[:6]) + (" …" if len(unsure) > 6 else "")
     return [f"{len(unsure)} tile(s) not read with certainty ({cells}): check them, or retake the photo "
             "from straight above without hands or glare over the board."]
+
+
+def doubtful_advice(board: Board) -> list[str]:
+    """One sentence about pieces read too doubtfully to count, if any."""
+    doubtful = board.extra.get("doubtful_pieces") or []
+    if not doubtful:
+        return []
+    named = ", ".join(f"{p.get('player') or ''} {p['kind']} at ({p['q']},{p['r']})".strip() for p in doubtful[:6])
+    return [f"{len(doubtful)} possible piece(s) not counted, the scan is unsure of them ({named}"
+            f"{' …' if len(doubtful) > 6 else ''}): check them on the table."]
 
 
 def scan(image_bgr: np.ndarray) -> Board:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fjords.geometry import Hex
-from scanner.assemble import TileEvidence, assemble
+from scanner.assemble import DecodeSettings, TileEvidence, assemble
 from scanner.confidence import (FEATURES, PieceCalibration, fit_logistic, load_piece_calibration, logit,
                                 piece_features)
 from scanner.onnx_model import ModelMissingError
@@ -57,12 +57,17 @@ def test_an_unreadable_calibration_file_is_a_clear_error(tmp_path, text):
         load_piece_calibration(tmp_path, {})
 
 
-def test_decoder_reports_the_calibrated_confidence():
+def _one_piece_evidence() -> dict:
+    """A plain tile holding one fairly sure red house."""
     corners = np.array([[np.cos(np.radians(30 + 60 * k)), -np.sin(np.radians(30 + 60 * k))] for k in range(6)])
     probs = np.full((12, 3), 0.0005)
     probs[:, 2] = 0.999
     reading = PieceReading(KINDS, COLOURS, COLOUR_NAMES, (0.0, 0.0), (0.0, -1.0), 3, (200, 30, 30))
-    evidence = {Hex(0, 0): TileEvidence(Hex(0, 0), probs, np.ones(12), corners, 1.0, (reading,))}
+    return {Hex(0, 0): TileEvidence(Hex(0, 0), probs, np.ones(12), corners, 1.0, (reading,))}
+
+
+def test_decoder_reports_the_calibrated_confidence():
+    evidence = _one_piece_evidence()
     always_half = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (0.0,), {})
     tile_only = PieceCalibration((0, 0, 0, 0, 1.0, 0.0), {})
     assert assemble(evidence).pieces[0].extra["confidence"] == pytest.approx(0.9 * COLOURS.max(), abs=1e-4)
@@ -70,3 +75,35 @@ def test_decoder_reports_the_calibrated_confidence():
     # The tile's terrain confidence is 0.999 ** 12; its logit and back give it again.
     assert assemble(evidence, piece_calibration=tile_only).pieces[0].extra["confidence"] == pytest.approx(
         0.999 ** 12, abs=1e-4)
+
+
+@pytest.mark.parametrize("bias, counted", [(-2.0, False), (2.0, True)])
+def test_a_doubtful_piece_is_listed_for_checking_not_counted(bias, counted):
+    """Calibrated confidence logistic(bias): 0.12 is below the floor, 0.88 above it."""
+    assert 0.12 < DecodeSettings().min_piece_confidence < 0.88
+    calibration = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (bias,), {})
+    board = assemble(_one_piece_evidence(), piece_calibration=calibration)
+    assert len(board.pieces) == int(counted)
+    doubtful = board.extra.get("doubtful_pieces", [])
+    assert len(doubtful) == int(not counted)
+    if doubtful:
+        assert doubtful[0]["kind"] == "house" and (doubtful[0]["q"], doubtful[0]["r"]) == (0, 0)
+        assert doubtful[0]["confidence"] == pytest.approx(1 / (1 + np.e ** 2), abs=1e-4)
+        assert "doubtful_pieces" in board.to_json() and board.score() == {}
+
+
+def test_without_a_calibration_every_piece_read_is_counted():
+    """The floor is a chance of being right; uncalibrated confidences are not one."""
+    board = assemble(_one_piece_evidence(), settings=DecodeSettings(min_piece_confidence=0.99))
+    assert len(board.pieces) == 1 and "doubtful_pieces" not in board.extra
+
+
+def test_pieces_sharing_a_tile_are_never_set_aside():
+    """Two readings on one tile are a rule break the scan must show, however unsure."""
+    evidence = _one_piece_evidence()
+    tile = evidence[Hex(0, 0)]
+    crowded = {Hex(0, 0): TileEvidence(tile.hex, tile.sector_probs, tile.sector_visible, tile.corners_px, 1.0,
+                                       tile.pieces * 2)}
+    calibration = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (-3.0,), {})
+    board = assemble(crowded, piece_calibration=calibration)
+    assert len(board.pieces) == 2 and "doubtful_pieces" not in board.extra

@@ -1,0 +1,37 @@
+"""The overlay and the advice show pieces too doubtful to count."""
+
+import numpy as np
+
+from fjords.board import Board, Tile
+from fjords.geometry import Hex
+from scanner.overlay import TERRAIN_BGR, draw_overlay
+from scanner.pipeline import doubtful_advice
+
+DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "confidence": 0.3,
+            "base_px": [100.0, 80.0]}
+
+
+def _board(doubtful: list) -> Board:
+    corners = [[100 + 50 * np.cos(np.radians(30 + 60 * k)), 80 - 50 * np.sin(np.radians(30 + 60 * k))]
+               for k in range(6)]
+    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners})
+    extra = {"image": {"width": 200, "height": 160}}
+    if doubtful:
+        extra["doubtful_pieces"] = doubtful
+    return Board.from_tiles([tile], [], extra=extra)
+
+
+def test_doubtful_piece_is_drawn_as_a_question_mark():
+    image = np.full((160, 200, 3), 128, np.uint8)
+    plain, marked = draw_overlay(image, _board([])), draw_overlay(image, _board([DOUBTFUL]))
+    changed = np.any(plain != marked, axis=2)
+    ys, xs = np.nonzero(changed)
+    assert changed.sum() > 20 and abs(xs.mean() - 100) < 4 and abs(ys.mean() - 80) < 4
+    assert np.any(np.all(marked == TERRAIN_BGR["?"], axis=2) & changed)
+
+
+def test_doubtful_pieces_are_named_in_the_advice():
+    assert doubtful_advice(_board([])) == []
+    (sentence,) = doubtful_advice(_board([DOUBTFUL, dict(DOUBTFUL, q=1, player=None, kind="runestone")]))
+    assert sentence.startswith("2 possible piece(s) not counted")
+    assert "red settler at (0,0)" in sentence and "runestone at (1,0)" in sentence

@@ -1,13 +1,15 @@
 """Scan photos with truth beside them: accuracy of the reading stages, calibration, and time per stage.
 
-    python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--unsure 0.8 0.9 0.95]
+    python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--in-view F] [--unsure 0.8 0.9 0.95]
         [--piece-floor 0 0.4] [--calibration NAME]
 
 DIR holds ``NAME.jpg`` + ``NAME.json`` (``fjords render --out DIR`` writes such
 a folder). ``--truth-geometry`` reads the tiles at their TRUE corners instead of
 the lattice fit, which measures the sector and piece stages alone. Several
 ``--unsure`` thresholds (or ``--mismatch`` weights, ``--piece-floor``
-confidences) are compared on the same classifier outputs (the decoder is cheap). Prints the pooled summary of :mod:`fjords.compare`, the
+confidences) are compared on the same classifier outputs (the decoder is cheap).
+``--in-view F`` keeps only the photos whose every true tile is at least ``F`` in
+view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
 (:func:`fjords.compare.piece_error_causes`), how often confident tiles and
 pieces are wrong, and median seconds per stage.
@@ -103,11 +105,19 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
     return report
 
 
+def all_in_view(photo: Path, share: float) -> bool:
+    """Whether every tile of the photo's truth is at least ``share`` in view (not cut off, not under a hand)."""
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    return all(float(tile.get("visible", 1.0)) >= share for tile in truth["tiles"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path)
     parser.add_argument("--truth-geometry", action="store_true", help="read tiles at their true corners")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--in-view", type=float, metavar="F",
+                        help="only photos whose every true tile is at least this share in view (truth 'visible')")
     parser.add_argument("--unsure", type=float, nargs="+", default=[DecodeSettings.unsure])
     parser.add_argument("--mismatch", type=float, nargs="+", default=[DecodeSettings.mismatch])
     parser.add_argument("--piece-floor", type=float, nargs="+", default=[DecodeSettings.min_piece_confidence],
@@ -118,10 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        photos = find_photos(args.dir)[: args.limit]
+        photos = find_photos(args.dir)
     except FjordsError as exc:
         print(exc, file=sys.stderr)
         return 2
+    if args.in_view is not None:
+        photos = [p for p in photos if all_in_view(p, args.in_view)]
+    photos = photos[: args.limit]
     report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
                      args.unsure, args.mismatch, args.piece_floor)
     if args.json:

@@ -57,7 +57,7 @@ NEIGHBOUR_RATIO = 2.6
 
 @dataclass(frozen=True)
 class Assignment:
-    """Result of :func:`assign_lattice`.
+    """One lattice hypothesis of :func:`lattice_hypotheses`.
 
     Attributes
     ----------
@@ -76,9 +76,15 @@ class Assignment:
     residual: np.ndarray
 
 
-def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[int, int],
-                   *, fit_distortion: bool = True) -> Assignment | None:
-    """Best lattice through candidate tile centres (photo pixels), or None when none holds.
+def lattice_hypotheses(points: np.ndarray, weights: np.ndarray, image_size: tuple[int, int], *,
+                       fit_distortion: bool = True, limit: int = 1) -> list[Assignment]:
+    """The best lattice through candidate tile centres (photo pixels) and up to ``limit − 1`` runners-up.
+
+    Best first; empty when no lattice holds. Runners-up explain at least
+    :data:`RUNNER_UP_SHARE` of the best one's candidate weight, are plausible views
+    (isotropy at least :data:`CONFIDENT_ISOTROPY`) and differ from the best and from
+    each other; the caller judges them on the photo itself (do their tiles sit on
+    tile edges?), which the candidates cannot tell.
 
     Parameters
     ----------
@@ -87,19 +93,10 @@ def assign_lattice(points: np.ndarray, weights: np.ndarray, image_size: tuple[in
     weights : ndarray (N,)
         Confidence of each candidate (higher is surer).
     image_size : (width, height)
-    """
-    ranked = lattice_hypotheses(points, weights, image_size, fit_distortion=fit_distortion)
-    return ranked[0] if ranked else None
-
-
-def lattice_hypotheses(points: np.ndarray, weights: np.ndarray, image_size: tuple[int, int], *,
-                       fit_distortion: bool = True, limit: int = 1) -> list[Assignment]:
-    """The best lattice (as :func:`assign_lattice`) and up to ``limit − 1`` runners-up, best first.
-
-    Runners-up explain at least :data:`RUNNER_UP_SHARE` of the best one's candidate
-    weight, are plausible views (isotropy at least :data:`CONFIDENT_ISOTROPY`) and
-    differ from the best and from each other; the caller judges them on the
-    photo itself (do their tiles sit on tile edges?), which the candidates cannot tell.
+    fit_distortion : bool
+        Fit barrel distortion once a hypothesis holds enough candidates.
+    limit : int
+        Most hypotheses returned.
     """
     points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     weights = np.asarray(weights, dtype=np.float64).reshape(-1)

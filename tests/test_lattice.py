@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fjords.geometry import DIRECTIONS, Hex
-from scanner.lattice_assign import assign_lattice
+from scanner.lattice_assign import lattice_hypotheses
 from scanner.lattice_model import (
     DIRECTION_STEPS,
     LatticeModel,
@@ -93,6 +93,11 @@ def test_fit_model_is_robust_to_a_wrong_point():
     assert np.median(errors) < 0.5
 
 
+def _best_lattice(points, weights):
+    ranked = lattice_hypotheses(points, weights, SIZE)
+    return ranked[0] if ranked else None
+
+
 def _is_rotation_and_translation(found: np.ndarray, true: np.ndarray) -> bool:
     """Whether one rotation and translation map the found positions onto the true ones, row by row."""
     for k in range(6):
@@ -132,7 +137,7 @@ def test_assignment_finds_every_tile_and_never_mirrors(seed):
     hexes = _disc(4)
     hexes = hexes[rng.random(len(hexes)) < 0.75]  # holes and ragged borders
     points = model.board_to_image(hex_centres(hexes)) + rng.normal(0, 1.5, (len(hexes), 2))
-    found = assign_lattice(points, np.ones(len(points)), SIZE)
+    found = _best_lattice(points, np.ones(len(points)))
     assert found is not None
     assert found.inlier.all()
     assert _is_rotation_and_translation(found.axial, hexes)
@@ -145,7 +150,7 @@ def test_assignment_of_a_mirrored_photo_is_mirrored_too():
     hexes = _disc(3)
     points = model.board_to_image(hex_centres(hexes))
     points[:, 0] = SIZE[0] - 1 - points[:, 0]
-    found = assign_lattice(points, np.ones(len(points)), SIZE)
+    found = _best_lattice(points, np.ones(len(points)))
     assert found is not None and found.inlier.all()
     mirrored = np.stack([hexes[:, 0] + hexes[:, 1], -hexes[:, 1]], axis=1)  # x -> -x in axial terms
     assert _is_rotation_and_translation(found.axial, mirrored)
@@ -156,7 +161,7 @@ def test_assignment_ignores_far_outliers():
     model = _model(k1=0.0)
     hexes = _disc(3)
     points = np.vstack([model.board_to_image(hex_centres(hexes)), [[30.0, 30.0], [1990.0, 40.0]]])
-    found = assign_lattice(points, np.r_[np.ones(len(hexes)), 0.3, 0.3], SIZE)
+    found = _best_lattice(points, np.r_[np.ones(len(hexes)), 0.3, 0.3])
     assert found.inlier[: len(hexes)].all()
     assert not found.inlier[len(hexes):].any()
 
@@ -249,7 +254,6 @@ def _sheared(hexes, points):
 def test_a_sheared_best_hypothesis_gives_way_to_the_one_on_the_tile_edges(monkeypatch):
     """The candidates cannot tell a sheared lattice from the real one; the drawn tiles' edges can."""
     import scanner.lattice as lattice
-    from scanner.lattice_assign import lattice_hypotheses
 
     hexes = _disc(3)
     image, region, _ = _drawn_board(_photo_model(), hexes)
@@ -265,7 +269,7 @@ def test_a_sheared_best_hypothesis_gives_way_to_the_one_on_the_tile_edges(monkey
 
 
 def test_runners_up_are_other_lattices():
-    from scanner.lattice_assign import _same_lattice, lattice_hypotheses
+    from scanner.lattice_assign import _same_lattice
 
     hexes = _disc(3)
     model = _model(k1=0.0)

@@ -126,7 +126,8 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     The candidates alone cannot always tell the real lattice from a sheared one
     through most of them; when the best hypothesis's tiles do not sit on tile
     edges (fewer than :data:`GOOD_SUPPORT` of them supported), up to
-    :data:`RUNNERS_UP` runners-up are fitted too and the best supported is kept.
+    :data:`RUNNERS_UP` runners-up are fitted too, and the first whose own tiles
+    are supported (with more supported tiles) replaces it.
     """
     start = time.perf_counter()
     height, width = image_bgr.shape[:2]
@@ -140,10 +141,14 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     best: LatticeFit | None = None
     for assignment in hypotheses:
         fit = _fit_assignment(image_bgr, board_region, assignment, points, lens_k1)
-        if fit is not None and (best is None or fit.supported_tiles > best.supported_tiles):
+        if fit is None:
+            continue
+        # The candidates cannot tell a sheared lattice from the real one; the tiles' edges can. A runner-up
+        # replaces the best hypothesis only when its own tiles sit on the edges: among fits that all miss
+        # them, one or two supported tiles more is chance.
+        if best is None or (fit.supported_share >= GOOD_SUPPORT and fit.supported_tiles > best.supported_tiles):
             best = fit
-        # The candidates cannot tell a sheared lattice from the real one; the tiles' edges can.
-        if best is not None and best.supported_share >= GOOD_SUPPORT:
+        if best.supported_share >= GOOD_SUPPORT:
             break
     if best is None:
         raise NoBoardFound("no tiles found in the photo: is the board in the picture and in focus?")

@@ -45,7 +45,9 @@ class ScanResult:
     ----------
     board : the board read; per tile ``extra`` holds ``confidence``, ``visible``,
         ``center_px``, ``corners_px`` (original photo pixels); per piece
-        ``confidence``, ``base_px``, ``center_px``, ``rgb``; unread sectors are ``?``.
+        ``confidence``, ``base_px``, ``center_px``, ``rgb``; unread sectors are ``?``;
+        the board's ``extra`` holds ``doubtful_pieces`` (piece entries too unsure to
+        count, see :class:`scanner.assemble.DecodeSettings`) when there are any.
     advice : sentences for the player (retake hints, unread tiles).
     timings : seconds per stage.
     lattice : the geometry stage's fit (reused by the next frame).

@@ -208,7 +208,7 @@ def unread_advice(board: Board) -> list[str]:
     unsure = [t for t in board.tiles.values() if not t.known]
     if not unsure:
         return []
-    cells = ", ".join(f"({t.hex.q},{t.hex.r})" for t in unsure[:6]) + (" …" if len(unsure) > 6 else "")
+    cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in unsure])
     return [f"{len(unsure)} tile(s) not read with certainty ({cells}): check them, or retake the photo "
             "from straight above without hands or glare over the board."]
 
@@ -218,9 +218,14 @@ def doubtful_advice(board: Board) -> list[str]:
     doubtful = board.extra.get("doubtful_pieces") or []
     if not doubtful:
         return []
-    named = ", ".join(f"{p.get('player') or ''} {p['kind']} at ({p['q']},{p['r']})".strip() for p in doubtful[:6])
-    return [f"{len(doubtful)} possible piece(s) not counted, the scan is unsure of them ({named}"
-            f"{' …' if len(doubtful) > 6 else ''}): check them on the table."]
+    named = _first_few([f"{p.get('player') or ''} {p['kind']} at ({p['q']},{p['r']})".strip() for p in doubtful])
+    return [f"{len(doubtful)} possible piece(s) not counted, the scan is unsure of them ({named}): "
+            "check them on the table."]
+
+
+def _first_few(names: list[str], most: int = 6) -> str:
+    """The first ``most`` names, comma-separated, with `` …`` when there are more."""
+    return ", ".join(names[:most]) + (" …" if len(names) > most else "")
 
 
 def scan(image_bgr: np.ndarray) -> Board:

@@ -124,16 +124,39 @@ class Camera:
         return np.stack([x * gain * self.focal_px + cx, y * gain * self.focal_px + cy], axis=-1)
 
     def undistort(self, photo_px: np.ndarray, iterations: int = 8) -> np.ndarray:
-        """Ideal pixel coordinates of photo pixels (inverse of :meth:`distort`, by fixed point)."""
+        """Ideal pixel coordinates of photo pixels (inverse of :meth:`distort`).
+
+        Solves ``r · (1 + k1 r² + k2 r⁴) = r_d`` for the ideal radius by Newton's
+        method from ``r = r_d``: on a lens whose radius grows monotonically the
+        iterates approach the root from one side, where the plain fixed point
+        ``r = r_d / gain(r)`` oscillates and diverges under strong barrel
+        distortion. A strong barrel lens folds back at some radius; a photo pixel
+        beyond the largest radius it reaches (the corner of a wide photo, rarely)
+        is given the fold's radius, so every pixel shows the nearest thing the lens can.
+        """
         cx, cy = self.principal_point
         xd = (photo_px[..., 0] - cx) / self.focal_px
         yd = (photo_px[..., 1] - cy) / self.focal_px
-        x, y = xd.copy(), yd.copy()
+        rd = np.hypot(xd, yd)
+        fold = self.fold_radius()
+        r = np.minimum(rd, fold)
         for _ in range(iterations):
-            r2 = x * x + y * y
-            gain = 1.0 + self.k1 * r2 + self.k2 * r2 * r2
-            x, y = xd / gain, yd / gain
-        return np.stack([x * self.focal_px + cx, y * self.focal_px + cy], axis=-1)
+            r2 = r * r
+            error = r * (1.0 + self.k1 * r2 + self.k2 * r2 * r2) - rd
+            slope = 1.0 + 3.0 * self.k1 * r2 + 5.0 * self.k2 * r2 * r2
+            r = np.clip(r - error / np.maximum(slope, 1e-3), 0.0, fold)
+        stretch = np.divide(r, rd, out=np.ones_like(rd), where=rd > 0)
+        return np.stack([xd * stretch * self.focal_px + cx, yd * stretch * self.focal_px + cy], axis=-1)
+
+    def fold_radius(self) -> float:
+        """The ideal radius (in focal lengths) where the lens stops spreading the image outwards.
+
+        The first positive root of ``d/dr [r (1 + k1 r² + k2 r⁴)] = 1 + 3 k1 r² + 5 k2 r⁴``;
+        infinite for a lens that never folds.
+        """
+        roots = np.roots([5.0 * self.k2, 3.0 * self.k1, 1.0])
+        squares = [float(u.real) for u in roots if abs(u.imag) < 1e-12 and u.real > 0]
+        return math.sqrt(min(squares)) if squares else math.inf
 
     def project(self, points: np.ndarray) -> np.ndarray:
         """Photo pixel coordinates ``(..., 2)`` of world points, lens distortion included."""

@@ -229,6 +229,27 @@ def test_camera_projection_round_trips(elevation, azimuth, roll, k1, x, y):
     assert east[0] > 0 and abs(east[1]) < 1e-6 and north[1] < 0
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.floats(22, 30), st.floats(-0.15, 0.02), st.floats(-0.02, 0.03))
+def test_every_photo_pixel_undistorts_under_the_strongest_lenses_drawn(focal_mm, k1, k2):
+    """Photo pixels the lens reaches round-trip; the ideal canvas stays near the photo's size.
+
+    Seed 20861 (22 mm, k1 −0.14, k2 −0.017: the lens folds back before the photo's corners) once
+    sent the corners to infinity and stopped the renderer.
+    """
+    cam = Camera.looking_at((0, 0, 0), elevation_deg=70, azimuth_deg=270, roll_deg=0, distance=600,
+                            focal_mm=focal_mm, width=1200, height=900, k1=k1, k2=k2)
+    corners = np.array([[0.0, 0.0], [1199.0, 0.0], [0.0, 899.0], [1199.0, 899.0], [600.0, 0.0], [0.0, 450.0]])
+    ideal = cam.undistort(corners)
+    assert np.isfinite(ideal).all()
+    radius = np.hypot(*(ideal - cam.principal_point).T) / cam.focal_px
+    reached = radius < cam.fold_radius() - 1e-6
+    assert reached[4:].all()  # the middle of each side is always within reach
+    assert np.allclose(cam.distort(ideal[reached]), corners[reached], atol=1e-3)
+    _, _, width, height = cam.canvas_box()
+    assert width < 2 * 1200 and height < 2 * 900
+
+
 def test_cli_writes_photos_and_refuses_to_overwrite(tmp_path, capsys):
     out = tmp_path / "photos"
     args = ["render", "--count", "2", "--seed", "7", "--out", str(out), "--width", "320", "--height", "240"]

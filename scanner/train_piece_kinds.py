@@ -18,7 +18,7 @@ from scanner.onnx_model import OnnxModel
 from scanner.patches import CLOSE_UP
 from scanner.pieces import COLOUR_NAMES, KINDS_MODEL_FILE, PIECE_KINDS
 from scanner.sectors import to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, stage_main
+from scanner.training import export_onnx, fit, load_fields, stage_main
 
 def build_model():
     """A small CNN: 40×40 close-up → kind logits (house, settler, runestone) and colour logits."""
@@ -44,9 +44,9 @@ def build_model():
     return KindNet()
 
 
-def with_close_up(samples: ReadingSamples) -> np.ndarray:
+def with_close_up(piece_kind: np.ndarray, piece_close: np.ndarray) -> np.ndarray:
     """Which samples hold a piece with its close-up (older sample files have none)."""
-    return (samples.piece_kind > 0) & (samples.piece_close.reshape(len(samples.piece_kind), -1).max(axis=1) > 0)
+    return (piece_kind > 0) & (piece_close.reshape(len(piece_kind), -1).max(axis=1) > 0)
 
 
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
@@ -55,11 +55,11 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    samples = ReadingSamples.load_all(data)
-    has = with_close_up(samples)
-    close_all = samples.piece_close[has]
-    kinds = torch.from_numpy(samples.piece_kind[has].astype(np.int64) - 1)
-    colours = torch.from_numpy(samples.piece_colour[has].astype(np.int64))
+    samples = load_fields(data, "piece_kind", "piece_colour", "piece_close")
+    has = with_close_up(samples["piece_kind"], samples["piece_close"])
+    close_all = samples["piece_close"][has]
+    kinds = torch.from_numpy(samples["piece_kind"][has].astype(np.int64) - 1)
+    colours = torch.from_numpy(samples["piece_colour"][has].astype(np.int64))
     print(f"{len(kinds)} pieces; kinds {np.bincount(kinds.numpy(), minlength=3).tolist()}")
     model = build_model()
     generator = torch.Generator().manual_seed(seed)
@@ -86,11 +86,11 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
 
 def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
     """Kind and colour accuracy on held-out pieces, read around their true centres."""
-    samples = ReadingSamples.load_all(data)
-    has = with_close_up(samples)
-    kind_logits, colour_logits = OnnxModel(models_dir / KINDS_MODEL_FILE).run(to_tensor(samples.piece_close[has]))
-    kinds = samples.piece_kind[has] - 1
-    colours = samples.piece_colour[has]
+    samples = load_fields(data, "piece_kind", "piece_colour", "piece_close")
+    has = with_close_up(samples["piece_kind"], samples["piece_close"])
+    kind_logits, colour_logits = OnnxModel(models_dir / KINDS_MODEL_FILE).run(to_tensor(samples["piece_close"][has]))
+    kinds = samples["piece_kind"][has] - 1
+    colours = samples["piece_colour"][has]
     known = colours >= 0
     return {"pieces": int(has.sum()), "kind_accuracy": float(np.mean(kind_logits.argmax(1) == kinds)),
             "colour_accuracy": float(np.mean(colour_logits.argmax(1)[known] == colours[known]))}

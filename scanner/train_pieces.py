@@ -15,7 +15,7 @@ from scanner.onnx_model import OnnxModel
 from scanner.patches import PIECE_CROP
 from scanner.pieces import COLOUR_NAMES, MODEL_FILE, PIECE_KINDS
 from scanner.sectors import softmax, to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter, stage_main
+from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main
 
 
 def build_model():
@@ -49,20 +49,21 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
-    samples = ReadingSamples.load_all(data)
-    x_all = torch.from_numpy(np.ascontiguousarray(samples.piece_crops.transpose(0, 3, 1, 2)))  # uint8
-    kinds = torch.from_numpy(samples.piece_kind.astype(np.int64))
-    colours = torch.from_numpy(samples.piece_colour.astype(np.int64))
-    points = torch.from_numpy(samples.piece_points).clamp(0.0, 1.0)
-    print(f"{len(kinds)} crops; kinds {np.bincount(samples.piece_kind, minlength=4).tolist()}; colours "
-          f"{np.bincount(samples.piece_colour[samples.piece_colour >= 0], minlength=len(COLOUR_NAMES)).tolist()}")
+    samples = load_fields(data, "piece_crops", "piece_kind", "piece_colour", "piece_points")
+    x_all = torch.from_numpy(samples["piece_crops"])  # uint8 and channels last until batched
+    kinds = torch.from_numpy(samples["piece_kind"].astype(np.int64))
+    colours = torch.from_numpy(samples["piece_colour"].astype(np.int64))
+    points = torch.from_numpy(samples["piece_points"]).clamp(0.0, 1.0)
+    known = samples["piece_colour"][samples["piece_colour"] >= 0]
+    print(f"{len(kinds)} crops; kinds {np.bincount(samples['piece_kind'], minlength=4).tolist()}; colours "
+          f"{np.bincount(known, minlength=len(COLOUR_NAMES)).tolist()}")
     model = build_model()
     generator = torch.Generator().manual_seed(seed)
 
     def batches(step):
         idx = torch.randint(0, len(kinds), (batch,), generator=generator)
         # Colour is the whole point of the colour head: jitter brightness only, never the hue.
-        x = x_all[idx].float() / 127.5 - 1.0
+        x = x_all[idx].permute(0, 3, 1, 2).float() / 127.5 - 1.0
         scale = 1.0 + 0.3 * (torch.rand(batch, 1, 1, 1, generator=generator) - 0.5)
         kind_logits, colour_logits, pts = model(x * scale)
         loss = F.cross_entropy(kind_logits, kinds[idx], label_smoothing=0.01)
@@ -75,7 +76,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
         return loss
 
     fit(model, batches, steps)
-    export_onnx(model, torch.from_numpy(to_tensor(samples.piece_crops[:2])), out, ["kind", "colour", "points"])
+    export_onnx(model, torch.from_numpy(to_tensor(samples["piece_crops"][:2])), out, ["kind", "colour", "points"])
     print(f"wrote {out}")
 
 

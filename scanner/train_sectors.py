@@ -14,7 +14,7 @@ import numpy as np
 
 from fjords.geometry import SECTORS, TERRAINS
 from scanner.sectors import MODEL_FILE, SECTOR_WINDOW, SectorClassifier, sector_windows, to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter, stage_main
+from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main
 
 
 def build_model():
@@ -35,12 +35,12 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
     import torch
 
     torch.manual_seed(seed)
-    samples = ReadingSamples.load_all(data)
+    samples = load_fields(data, "hex_patches", "sector_labels")
     # Every tile gives twelve windows, one per sector, each labelled with its own sector's terrain.
-    windows = sector_windows(samples.hex_patches).reshape(-1, SECTOR_WINDOW, SECTOR_WINDOW, 3)
-    labels = torch.from_numpy(samples.sector_labels.reshape(-1).astype(np.int64))
-    x_all = torch.from_numpy(np.ascontiguousarray(windows.transpose(0, 3, 1, 2)))  # uint8 until batched
-    print(f"{len(labels)} sector windows from {len(samples.sector_labels)} tiles; "
+    windows = sector_windows(samples.pop("hex_patches")).reshape(-1, SECTOR_WINDOW, SECTOR_WINDOW, 3)
+    labels = torch.from_numpy(samples["sector_labels"].reshape(-1).astype(np.int64))
+    x_all = torch.from_numpy(windows)  # uint8 and channels last until batched: no second copy in memory
+    print(f"{len(labels)} sector windows from {len(samples['sector_labels'])} tiles; "
           f"S/M/P/none = {np.bincount(labels.numpy(), minlength=4).tolist()}")
     model = build_model()
     generator = torch.Generator().manual_seed(seed)
@@ -48,7 +48,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
 
     def batches(step):
         idx = torch.randint(0, len(labels), (batch,), generator=generator)
-        x = x_all[idx].float() / 127.5 - 1.0
+        x = x_all[idx].permute(0, 3, 1, 2).float() / 127.5 - 1.0
         return loss_fn(model(photometric_jitter(x, generator)), labels[idx])
 
     fit(model, batches, steps)

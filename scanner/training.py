@@ -71,16 +71,31 @@ class ReadingSamples:
     @classmethod
     def load(cls, path: str | Path) -> "ReadingSamples":
         """Read samples; files from before close-ups (second pieces) were cut get black close-ups (none)."""
-        with np.load(path) as data:
-            fields = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
-        n = len(fields["piece_kind"])
-        fields.setdefault("piece_close", np.zeros((n, CLOSE_UP, CLOSE_UP, 3), np.uint8))
-        fields.setdefault("second_points", np.full((n, 4), -1.0, np.float32))
-        return cls(**fields)
+        return cls(**_read_fields(path, tuple(cls.__dataclass_fields__)))
 
     @classmethod
     def load_all(cls, paths: list[Path]) -> "ReadingSamples":
         return cls.concatenate([cls.load(p) for p in paths])
+
+
+def load_fields(paths: list[Path], *names: str) -> dict[str, np.ndarray]:
+    """Only the named arrays of sample files, each concatenated over the files.
+
+    A model trains on a few of the arrays; reading all of them for every model
+    that trains side by side would need more memory than the machine has.
+    """
+    parts = [_read_fields(p, names) for p in paths]
+    return {name: np.concatenate([part[name] for part in parts]) for name in names}
+
+
+def _read_fields(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The named arrays of one sample file, with what older files lack filled in as "none"."""
+    with np.load(path) as data:
+        fields = {f: data[f] for f in names if f in data}
+        n = len(data["piece_kind"])
+    missing = {"piece_close": lambda: np.zeros((n, CLOSE_UP, CLOSE_UP, 3), np.uint8),
+               "second_points": lambda: np.full((n, 4), -1.0, np.float32)}
+    return {f: fields[f] if f in fields else missing[f]() for f in names}
 
 
 MIN_TILE_RADIUS_PX = 4.0
@@ -89,36 +104,43 @@ NOT_TERRAIN = len(TERRAINS)
 """Sector label of a window that shows no tile top: table, hand, clutter (read as ``?``)."""
 
 
-def empty_positions(truth: dict, rng: np.random.Generator, count: int) -> list[np.ndarray]:
-    """Corners of up to ``count`` lattice positions next to the board where no tile lies.
+def empty_positions(truth: dict, rng: np.random.Generator, count: int,
+                    keep: set[tuple[int, int]] = frozenset()) -> list[tuple[tuple[int, int], np.ndarray]]:
+    """Lattice positions next to the board where no tile lies, with their corners.
 
-    A neighbour's corners are its tile's corners moved across the shared edge
+    Every position in ``keep`` (say, those holding a rune stone) that borders
+    the board is returned, and up to ``count`` others drawn at random. A
+    neighbour's corners are its tile's corners moved across the shared edge
     (twice the edge midpoint minus the centre): exact for an affine view, close
-    enough under perspective for a negative example.
+    enough under perspective for a sample.
     """
     present = {(t["q"], t["r"]) for t in truth["tiles"]}
     from fjords.geometry import DIRECTIONS
 
-    found = []
+    found: dict[tuple[int, int], np.ndarray] = {}
     for t in truth["tiles"]:
         if "corners_px" not in t:
             continue
         c = np.asarray(t["corners_px"], dtype=np.float64)
         for d, (dq, dr) in enumerate(DIRECTIONS):
-            if (t["q"] + dq, t["r"] + dr) not in present:
-                shift = 2.0 * ((c[(d - 1) % 6] + c[d]) / 2.0 - c.mean(axis=0))
-                found.append(c + shift)
-    order = rng.permutation(len(found))[:count]
-    return [found[k] for k in order]
+            position = (t["q"] + dq, t["r"] + dr)
+            if position not in present and position not in found:
+                found[position] = c + 2.0 * ((c[(d - 1) % 6] + c[d]) / 2.0 - c.mean(axis=0))
+    kept = [p for p in found if p in keep]
+    others = [p for p in found if p not in keep]
+    chosen = kept + [others[k] for k in rng.permutation(len(others))[:count]]
+    return [(p, found[p]) for p in chosen]
 
 
 def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator,
                         copies: int = 1, min_visible: float = 0.95, negatives: int = 4) -> ReadingSamples:
     """Cut every visible tile of one rendered photo, ``copies`` times with different jitter.
 
-    Also cuts ``negatives`` windows that show no tile (empty lattice positions
-    beside the board, tiles hidden under a hand), labelled :data:`NOT_TERRAIN`
-    in every sector and "none" for the piece.
+    Also cuts windows that show no tile top, labelled :data:`NOT_TERRAIN` in
+    every sector: tiles hidden under a hand, ``negatives`` empty lattice
+    positions beside the board, and every empty position where a rune stone
+    stands (Odin), which is labelled with its stone, so the piece models learn
+    to see a stone beside the tiles instead of being taught it is not there.
     """
     height, width = image.shape[:2]
     tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t
@@ -132,38 +154,38 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
             pieces.setdefault((p["q"], p["r"]), []).append(p)
     pyramid = Pyramid(image)
     corners, labels, kinds, colours, points, seconds, close_centres = [], [], [], [], [], [], []
-    for c in hidden + empty_positions(truth, rng, negatives):
-        corners.append(jitter_corners(c, rng))
-        labels.append([NOT_TERRAIN] * SECTORS)
-        kinds.append(0)
-        colours.append(-1)
-        points.append([0.0] * 4)
-        seconds.append([-1.0] * 4)
-        close_centres.append(None)
+
+    def cut(c: np.ndarray, sector_labels: list[int], standing: list[dict]) -> None:
+        corners.append(c)
+        labels.append(sector_labels)
+        m = piece_window_matrix(c)
+        ends = [(apply_homography(m, np.array([p["base_px"], p.get("center_px", p["base_px"])]))
+                 / PIECE_CROP).ravel() for p in standing]
+        seconds.append(list(ends[1]) if len(ends) > 1 else [-1.0] * 4)
+        if not standing:
+            kinds.append(0)
+            colours.append(-1)
+            points.append([0.0] * 4)
+            close_centres.append(None)
+            return
+        piece = standing[0]
+        kinds.append(PIECE_KINDS.index(piece["kind"]))
+        player = (piece.get("player") or "").lower()
+        colours.append(COLOUR_NAMES.index(player) if player in COLOUR_NAMES else -1)
+        points.append(list(ends[0]))
+        # The close-up is centred where the presence model will put it: between base and top, give or take.
+        middle = (np.asarray(piece["base_px"]) + np.asarray(piece.get("center_px", piece["base_px"]))) / 2.0
+        close_centres.append(middle + rng.normal(0.0, 0.08 * tile_radius(c), 2))
+
+    no_top = [NOT_TERRAIN] * SECTORS
+    for c in hidden:
+        cut(jitter_corners(c, rng), no_top, [])
+    for position, c in empty_positions(truth, rng, negatives, keep=set(pieces)):
+        cut(jitter_corners(c, rng), no_top, pieces.get(position, []))
     for _ in range(copies):
         for t in tiles:
-            c = jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng)
-            corners.append(c)
-            labels.append([TERRAINS.index(ch) for ch in t["terrain"]])
-            standing = pieces.get((t["q"], t["r"]), [])
-            m = piece_window_matrix(c)
-            ends = [(apply_homography(m, np.array([p["base_px"], p.get("center_px", p["base_px"])]))
-                     / PIECE_CROP).ravel() for p in standing]
-            seconds.append(list(ends[1]) if len(ends) > 1 else [-1.0] * 4)
-            if not standing:
-                kinds.append(0)
-                colours.append(-1)
-                points.append([0.0] * 4)
-                close_centres.append(None)
-                continue
-            piece = standing[0]
-            kinds.append(PIECE_KINDS.index(piece["kind"]))
-            player = (piece.get("player") or "").lower()
-            colours.append(COLOUR_NAMES.index(player) if player in COLOUR_NAMES else -1)
-            points.append(list(ends[0]))
-            # The close-up is centred where the presence model will put it: between base and top, give or take.
-            middle = (np.asarray(piece["base_px"]) + np.asarray(piece.get("center_px", piece["base_px"]))) / 2.0
-            close_centres.append(middle + rng.normal(0.0, 0.08 * tile_radius(c), 2))
+            cut(jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng),
+                [TERRAINS.index(ch) for ch in t["terrain"]], pieces.get((t["q"], t["r"]), []))
     radii = [tile_radius(c) for c in corners]
     close = np.zeros((len(corners), CLOSE_UP, CLOSE_UP, 3), np.uint8)
     with_piece = [n for n, m in enumerate(close_centres) if m is not None]

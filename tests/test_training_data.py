@@ -9,7 +9,7 @@ from renderer import random_board, render_board
 from renderer.boards import crowd_tiles
 from scanner.pieces import SPOT_GRID
 from scanner.train_piece_spots import spot_labels, spot_targets
-from scanner.training import ReadingSamples, samples_from_render
+from scanner.training import ReadingSamples, load_fields, samples_from_render
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +47,33 @@ def test_spot_targets_peak_at_each_base_and_mirror_with_the_crop():
     assert regress[0, 2:, y, x] == pytest.approx([0.02, -0.20])
     flipped = spot_targets([points], np.array([True]))
     assert np.array_equal(flipped[1][0, 0], peak[0, 0, :, ::-1])
+
+
+def test_load_fields_reads_only_what_is_asked_and_fills_in_older_files(crowded_samples, tmp_path):
+    samples, _ = crowded_samples
+    path = tmp_path / "old.npz"
+    np.savez(path, **{f: getattr(samples, f) for f in ReadingSamples.__dataclass_fields__ if f != "piece_close"})
+    fields = load_fields([path, path], "piece_kind", "piece_close")
+    assert set(fields) == {"piece_kind", "piece_close"}
+    assert (fields["piece_kind"] == np.concatenate([samples.piece_kind] * 2)).all()
+    assert fields["piece_close"].shape == (2 * len(samples.piece_kind), *samples.piece_close.shape[1:])
+    assert not fields["piece_close"].any()
+
+
+def test_a_rune_stone_beside_the_tiles_is_a_labelled_sample():
+    """Odin stands on an empty lattice position: its sample shows no tile top but does show the stone."""
+    from scanner.pieces import PIECE_KINDS
+    from scanner.training import NOT_TERRAIN
+
+    board = random_board(7, "2022", players=3, stop_fraction=0.8, runestones=True)
+    render = render_board(board, 7, width=1008, height=756)
+    present = {(t["q"], t["r"]) for t in render.truth["tiles"]}
+    odin = [p for p in render.truth["pieces"] if (p["q"], p["r"]) not in present]
+    assert len(odin) == 1
+    samples = samples_from_render(render.image, render.truth, np.random.default_rng(0), negatives=0)
+    no_top = (samples.sector_labels == NOT_TERRAIN).all(axis=1)
+    stones = no_top & (samples.piece_kind == PIECE_KINDS.index("runestone"))
+    assert stones.sum() == 1
+    base = samples.piece_points[stones][0, :2]
+    assert (0.2 < base).all() and (base < 0.8).all()  # in the crop around the position, not at its rim
+    assert samples.piece_close[stones].any()

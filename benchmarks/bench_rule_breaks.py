@@ -158,11 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR", help="write each photo and its truth here")
     parser.add_argument("--mismatch", type=float, default=DecodeSettings.mismatch,
                         help="the decoder's weight of two different letters across an edge")
+    parser.add_argument("--switch", type=float, default=DecodeSettings.switch,
+                        help="the decoder's chance that the next sector round a rim differs (2/3: no ring prior)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-    scanner = Scanner(settings=DecodeSettings(mismatch=args.mismatch))
+    scanner = Scanner(settings=DecodeSettings(mismatch=args.mismatch, switch=args.switch))
     report = {way: measure(way, args.count, args.seed, (args.width, args.height), scanner, args.keep)
               for way in BREAKS}
     if args.json:

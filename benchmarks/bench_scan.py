@@ -1,13 +1,13 @@
 """Scan photos with truth beside them: accuracy of the reading stages, calibration, and time per stage.
 
     python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--in-view F] [--unsure 0.8 0.9 0.95]
-        [--piece-floor 0 0.4] [--calibration NAME]
+        [--switch 0.175 0.667] [--piece-floor 0 0.4] [--stone-beside 0.5 0.8] [--calibration NAME]
 
 DIR holds ``NAME.jpg`` + ``NAME.json`` (``fjords render --out DIR`` writes such
 a folder). ``--truth-geometry`` reads the tiles at their TRUE corners instead of
 the lattice fit, which measures the sector and piece stages alone. Several
-``--unsure`` thresholds (or ``--mismatch`` weights, ``--piece-floor``
-confidences) are compared on the same classifier outputs (the decoder is cheap).
+``--unsure`` thresholds (or ``--mismatch`` weights, ``--switch`` chances,
+``--piece-floor`` confidences, ``--stone-beside`` thresholds) are compared on the same classifier outputs (the decoder is cheap).
 ``--in-view F`` keeps only the photos whose every true tile is at least ``F`` in
 view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
@@ -51,11 +51,13 @@ class TruthCell:
 
 def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             unsure: list[float] | None = None, mismatch: list[float] | None = None,
-            piece_floor: list[float] | None = None) -> dict:
+            piece_floor: list[float] | None = None, stone_beside: list[float] | None = None,
+            switch: list[float] | None = None) -> dict:
     """Scan ``photos`` (or read them at their true corners) and compare with their truth.
 
-    Each combination of the decoder's ``mismatch``, ``unsure`` and ``piece_floor``
-    (``DecodeSettings.min_piece_confidence``) is decoded from the same classifier outputs.
+    Each combination of the decoder's ``mismatch``, ``switch``, ``unsure``, ``piece_floor``
+    (``DecodeSettings.min_piece_confidence``) and ``stone_beside`` (``DecodeSettings.min_stone_beside``)
+    is decoded from the same classifier outputs.
     """
     evidence, truths, seconds, timings = [], [], [], []
     for path in photos:
@@ -81,16 +83,18 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
 
     report = {}
     defaults = scanner.settings
-    for eps, level, floor in itertools.product(mismatch or [defaults.mismatch], unsure or [defaults.unsure],
-                                               piece_floor or [defaults.min_piece_confidence]):
-        settings = replace(defaults, unsure=level, mismatch=eps, min_piece_confidence=floor)
+    for eps, ring, level, floor, stone in itertools.product(
+            mismatch or [defaults.mismatch], switch or [defaults.switch], unsure or [defaults.unsure],
+            piece_floor or [defaults.min_piece_confidence], stone_beside or [defaults.min_stone_beside]):
+        settings = replace(defaults, unsure=level, mismatch=eps, switch=ring, min_piece_confidence=floor,
+                           min_stone_beside=stone)
         boards = [assemble(ev, settings=settings, piece_calibration=scanner.piece_calibration) for ev in evidence]
         comparisons = [compare(board, truth) for board, truth in zip(boards, truths)]
         causes = sum((piece_error_causes(b, t, c) for b, t, c in zip(boards, truths, comparisons)), Counter())
         summary = summarize(comparisons).to_json()
         wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
         flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
-        report[f"mismatch={eps} unsure={level} piece_floor={floor}"] = {
+        report[f"mismatch={eps} switch={ring} unsure={level} piece_floor={floor} stone_beside={stone}"] = {
             "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
             "ci95": summary["ci95"],
             "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
@@ -120,8 +124,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="only photos whose every true tile is at least this share in view (truth 'visible')")
     parser.add_argument("--unsure", type=float, nargs="+", default=[DecodeSettings.unsure])
     parser.add_argument("--mismatch", type=float, nargs="+", default=[DecodeSettings.mismatch])
+    parser.add_argument("--switch", type=float, nargs="+", default=[DecodeSettings.switch],
+                        help="chance the next sector round a rim differs (2/3: no ring prior)")
     parser.add_argument("--piece-floor", type=float, nargs="+", default=[DecodeSettings.min_piece_confidence],
                         help="calibrated confidence under which a tile's one piece is set aside as doubtful")
+    parser.add_argument("--stone-beside", type=float, nargs="+", default=[DecodeSettings.min_stone_beside],
+                        help="chance of a rune stone at which one is read on an empty position beside the tiles")
     parser.add_argument("--calibration", metavar="NAME", help="scan with this calibration (fjords calibrate)")
     parser.add_argument("--models", type=Path, help="folder of the ONNX models (default: models/)")
     parser.add_argument("--json", action="store_true")
@@ -136,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         photos = [p for p in photos if all_in_view(p, args.in_view)]
     photos = photos[: args.limit]
     report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
-                     args.unsure, args.mismatch, args.piece_floor)
+                     args.unsure, args.mismatch, args.piece_floor, args.stone_beside,
+                     args.switch)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -146,8 +146,10 @@ def collect(renders: Path, models_dir: Path | None = None, training_only: bool =
             continue
         outcomes = compare(result.board, parse_board(truth_doc)).piece_outcomes
         for piece, outcome in zip(result.board.pieces, outcomes):
+            tile = result.board.tiles.get(piece.hex)
+            if tile is None:  # a rune stone beside the tiles: its confidence is not calibrated
+                continue
             reading = reading_of(piece, result.evidence[piece.hex].pieces)
-            tile = result.board.tiles[piece.hex]
             rows.append(piece_features(reading.kind_probs, reading.colour_probs, tile.extra["confidence"]))
             right.append(outcome.right)
             plain.append(outcome.confidence)

@@ -93,6 +93,33 @@ class LatticeFit:
                             corners_px=np.asarray(c.corners_px) + shift) for h, c in self.cells.items()}
         return replace(self, cells=cells, model=model)
 
+    def empty_positions(self, image_size: tuple[int, int], min_inside: float = 0.75) -> list[CellGeometry]:
+        """The lattice positions next to the tiles where no tile lies, inside the photo.
+
+        Where a rune stone may stand beside the tiles (Odin, on an empty lattice
+        position). Each comes with its corners on the fitted lattice and the
+        share of it inside the frame as ``visible``; positions less than
+        ``min_inside`` in the frame are left out, and so is the confidence (0).
+
+        Parameters
+        ----------
+        image_size : (width, height) of the photo, pixels.
+        min_inside : float
+            Least share of a position inside the frame.
+        """
+        width, height = image_size
+        beside = sorted({n for h in self.cells for n in h.neighbours()} - set(self.cells))
+        if not beside:
+            return []
+        corners = self.model.board_to_image(hex_corners(beside).reshape(-1, 2)).reshape(-1, 6, 2)
+        found = []
+        for h, c in zip(beside, corners):
+            inside = _share_inside(c, width, height)
+            if inside >= min_inside:
+                centre = c.mean(axis=0)
+                found.append(CellGeometry(h, (float(centre[0]), float(centre[1])), c, inside, 0.0))
+        return found
+
     def board_to_image(self, pts: np.ndarray) -> np.ndarray:
         """Board-plane coordinates (spec top-down frame, circumradius 1) → photo pixels."""
         return self.model.board_to_image(pts)

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from fjords.board import Board
-from scanner.assemble import DecodeSettings, TileEvidence, assemble
+from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble
 from scanner.calibration import load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
@@ -136,7 +136,9 @@ class Scanner:
         with timed(timings, "lattice"):
             lattice = find_lattice(image_bgr, self.tile_tops, previous=previous.lattice if previous else None,
                                    lens_k1=self.calibration.lens_k1 if self.calibration else None)
-        evidence = self.evidence(image_bgr, list(lattice.cells.values()), scale=scale, timings=timings)
+        height, width = image_bgr.shape[:2]
+        evidence = self.evidence(image_bgr, list(lattice.cells.values()), scale=scale, timings=timings,
+                                 beside=lattice.empty_positions((width, height)))
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
@@ -170,8 +172,12 @@ class Scanner:
                         piece_calibration=self.piece_calibration)
 
     def evidence(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
-                 timings: dict[str, float] | None = None) -> dict:
-        """What the classifiers read on each tile (:class:`TileEvidence`, geometry in original pixels)."""
+                 timings: dict[str, float] | None = None, beside: list = ()) -> dict:
+        """What the classifiers read on each tile (:class:`TileEvidence`, geometry in original pixels).
+
+        ``beside`` are empty lattice positions next to the tiles (``CellGeometry``-like); the piece
+        models read them too, for a rune stone standing there (:class:`EmptyPositionEvidence`).
+        """
         timings = {} if timings is None else timings
         seen = [c for c in cells if c.visible >= self.settings.min_tile_visible]
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in seen]
@@ -183,8 +189,13 @@ class Scanner:
                 sector_probs = self.calibration.terrain.adjust(sector_probs, sector_features(patches))
             visible = sector_visibility(corners, image_bgr.shape) * readable
         with timed(timings, "pieces"):
-            pieces = self.pieces.predict(pyramid, corners)
+            empty_corners = [np.asarray(c.corners_px, dtype=np.float64) for c in beside]
+            pieces = self.pieces.predict(pyramid, corners + empty_corners)
         evidence = {}
+        for n, cell in enumerate(beside):
+            readings = pieces[len(corners) + n]
+            evidence[cell.hex] = EmptyPositionEvidence(cell.hex, empty_corners[n] / scale,
+                                                       tuple(_in_original(r, scale) for r in readings))
         for n, cell in enumerate(seen):
             evidence[cell.hex] = TileEvidence(cell.hex, sector_probs[n], visible[n], corners[n] / scale,
                                               float(cell.visible), tuple(_in_original(r, scale) for r in pieces[n]))

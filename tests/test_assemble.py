@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
-from scanner.assemble import DecodeSettings, TileEvidence, assemble, decode_sectors, place_piece
+from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
+                              place_piece, ring_marginals)
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
 CORNERS = np.array([[10.0 + 10 * np.cos(np.radians(30 + 60 * k)), 10 - 10 * np.sin(np.radians(30 + 60 * k))]
@@ -43,18 +44,30 @@ def test_unsure_sector_follows_a_confident_neighbour():
 
 
 def test_confident_mismatch_is_kept():
-    b = sure("PPPPPPPSPPPP")  # B's sector 7 is sea, facing A's sector 0 (plain)
-    assert facing_sector(0) == 7
+    b = sure("PPPPPPSSPPPP")  # B's edge 3 is sea (sectors 6, 7), facing A's edge 0 (plain: sectors 1, 0)
+    assert (facing_sector(0), facing_sector(1)) == (7, 6)
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: evidence(B, b)})
-    assert board.tiles[A].terrain[0] == "P"
-    assert board.tiles[B].terrain[7] == "S"
+    assert board.tiles[A].terrain[:2] == "PP"
+    assert board.tiles[B].terrain[6:8] == "SS"
 
 
-def test_unsure_lone_sector_is_written_unknown():
+def test_unsure_lone_sector_follows_its_neighbours_round_the_rim():
     a = sure("SSSSSSSSSSSS")
     a[5] = [0.4, 0.35, 0.25]
     board = assemble({A: evidence(A, a)})
-    assert board.tiles[A].terrain == "SSSSS?SSSSSS"
+    assert board.tiles[A].terrain == "SSSSSSSSSSSS"
+
+
+def test_a_sure_lone_sector_stays():
+    board = assemble({A: evidence(A, sure("SSSSSMSSSSSS", 0.9999))})
+    assert board.tiles[A].terrain == "SSSSSMSSSSSS"
+
+
+def test_unsure_sector_where_terrain_changes_is_written_unknown():
+    a = sure("SSSSSPPPPPPP")
+    a[5] = [0.5, 0.0, 0.5]  # either side of the coast
+    board = assemble({A: evidence(A, a)})
+    assert board.tiles[A].terrain == "SSSSS?PPPPPP"
     assert not board.tiles[A].known
 
 
@@ -66,7 +79,7 @@ def test_sectors_outside_the_photo_are_unknown():
 
 
 def test_tile_geometry_and_confidence_are_recorded():
-    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP", 0.99))})
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP", 0.99))}, settings=DecodeSettings(switch=2 / 3))
     extra = board.tiles[A].extra
     assert extra["confidence"] == pytest.approx(0.99 ** 12, abs=1e-3)
     assert len(extra["corners_px"]) == 6
@@ -95,8 +108,8 @@ def test_runestone_has_no_player():
 
 def test_stricter_threshold_writes_more_unknowns():
     a = sure("PPPPPPPPPPPP", 0.95)
-    loose = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.9))
-    strict = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.99))
+    loose = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.9, switch=2 / 3))
+    strict = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.99, switch=2 / 3))
     assert loose.tiles[A].terrain == "P" * 12
     assert strict.tiles[A].terrain == "?" * 12
 
@@ -118,3 +131,65 @@ def test_several_readings_on_one_tile_are_all_reported_and_the_engine_sees_the_b
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP"), reading(2, 1), reading(1, 7, "blue"))})
     assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]
     assert any(v.rule == "two-pieces-on-tile" for v in board.legal_violations())
+
+
+# -- a rune stone beside the tiles (Odin, on an empty lattice position) ----------------------------
+
+C = Hex(-1, 0)  # beside A, no tile there
+
+
+def beside(*pieces: PieceReading) -> EmptyPositionEvidence:
+    return EmptyPositionEvidence(C, CORNERS, pieces)
+
+
+def test_a_rune_stone_on_an_empty_position_is_reported_as_odin():
+    from fjords.scoring import infer_rune
+
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), C: beside(reading(3, 0))})
+    (stone,) = board.pieces
+    assert (stone.hex, stone.sector, stone.kind, stone.player) == (C, None, "runestone", None)
+    assert C not in board.tiles and stone.extra["confidence"] == pytest.approx(0.97)
+    assert infer_rune(board, stone) == "odin"
+
+
+@pytest.mark.parametrize("kind", [1, 2])
+def test_no_house_or_settler_is_read_beside_the_tiles(kind):
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), C: beside(reading(kind, 0))})
+    assert not board.pieces
+
+
+def test_a_stone_whose_base_lies_outside_the_position_is_not_read_there():
+    """A piece on a tile beside it can lean into the position's crop: its base says where it stands."""
+    from dataclasses import replace
+
+    leaning = replace(reading(3, 0), base_px=(35.0, 10.0))
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), C: beside(leaning)})
+    assert not board.pieces
+
+
+def test_an_unsure_stone_beside_the_tiles_is_not_reported():
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), C: beside(reading(3, 0))},
+                     settings=DecodeSettings(min_stone_beside=0.98))
+    assert not board.pieces
+
+
+# -- the ring of sectors round a tile's rim ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("switch", [0.05, 0.175, 0.5])
+def test_ring_marginals_are_the_exact_marginals_of_the_cyclic_chain(seed, switch):
+    """Checked against all 3^12 terrain strings of one tile."""
+    unary = np.random.default_rng(seed).dirichlet(np.ones(3) * 0.7, size=SECTORS)
+    strings = np.stack(np.meshgrid(*[np.arange(3)] * SECTORS, indexing="ij"), -1).reshape(-1, SECTORS)
+    step = np.where(np.eye(3, dtype=bool), 1 - switch, switch / 2)
+    weight = np.prod(unary[np.arange(SECTORS), strings], axis=1)
+    weight *= np.prod(step[strings, np.roll(strings, -1, axis=1)], axis=1)
+    exact = np.stack([np.bincount(strings[:, i], weights=weight, minlength=3) for i in range(SECTORS)])
+    exact /= exact.sum(axis=1, keepdims=True)
+    assert np.allclose(ring_marginals(unary[None], switch)[0], exact, atol=1e-9)
+
+
+def test_ring_without_a_prior_leaves_each_sector_to_itself():
+    unary = np.random.default_rng(5).dirichlet(np.ones(3), size=(4, SECTORS))
+    assert np.allclose(ring_marginals(unary, 2 / 3), unary / unary.sum(axis=-1, keepdims=True))

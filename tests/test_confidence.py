@@ -72,9 +72,10 @@ def test_decoder_reports_the_calibrated_confidence():
     tile_only = PieceCalibration((0, 0, 0, 0, 1.0, 0.0), {})
     assert assemble(evidence).pieces[0].extra["confidence"] == pytest.approx(0.9 * COLOURS.max(), abs=1e-4)
     assert assemble(evidence, piece_calibration=always_half).pieces[0].extra["confidence"] == 0.5
-    # The tile's terrain confidence is 0.999 ** 12; its logit and back give it again.
-    assert assemble(evidence, piece_calibration=tile_only).pieces[0].extra["confidence"] == pytest.approx(
-        0.999 ** 12, abs=1e-4)
+    # Without the ring prior the tile's terrain confidence is 0.999 ** 12; its logit and back give it again.
+    no_ring = DecodeSettings(switch=2 / 3)
+    assert assemble(evidence, settings=no_ring, piece_calibration=tile_only).pieces[0].extra["confidence"] == (
+        pytest.approx(0.999 ** 12, abs=1e-4))
 
 
 @pytest.mark.parametrize("bias, counted", [(-2.0, False), (2.0, True)])

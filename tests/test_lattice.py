@@ -241,6 +241,41 @@ def test_fit_lattice_follows_the_previous_frame():
     assert set(second.cells) == set(first.cells)
 
 
+def _fit_of(model, hexes):
+    from scanner.lattice import CellGeometry, LatticeFit
+
+    cells = {}
+    for (q, r), corners in zip(hexes, model.board_to_image(hex_corners(hexes))):
+        h = Hex(int(q), int(r))
+        cells[h] = CellGeometry(h, tuple(corners.mean(axis=0)), corners, 1.0, 1.0)
+    return LatticeFit(cells, model, 38.0)
+
+
+def test_empty_positions_ring_the_tiles_and_share_their_edges():
+    fit = _fit_of(_photo_model(), _disc(1))
+    empty = fit.empty_positions(PHOTO)
+    assert {c.hex for c in empty} == {Hex(q, r) for q, r in _disc(2)} - set(fit.cells)
+    centre = fit.cells[Hex(0, 0)]
+    for position in empty:
+        assert position.hex not in fit.cells and position.visible == pytest.approx(1.0)
+        touching = [c for c in fit.cells.values() if c.hex.distance(position.hex) == 1]
+        assert touching
+        # Two corners of each tile beside it are corners of the position too.
+        for tile in touching:
+            gaps = np.linalg.norm(tile.corners_px[:, None] - position.corners_px[None], axis=-1).min(axis=1)
+            assert np.sum(gaps < 1e-6) == 2
+        assert np.linalg.norm(np.mean(position.corners_px, axis=0) - centre.center_px) > 1.5 * 38.0 * 0.7
+
+
+def test_empty_positions_outside_the_frame_are_left_out():
+    fit = _fit_of(_photo_model(), _disc(1))
+    inside_all = fit.empty_positions(PHOTO)
+    narrow = fit.empty_positions((540, PHOTO[1]))  # the right part of the ring is cut off
+    assert 0 < len(narrow) < len(inside_all)
+    assert all(np.mean(c.corners_px[:, 0] < 540) >= 0.5 for c in narrow)
+    assert all(c.visible >= 0.75 for c in narrow)
+
+
 def _sheared(hexes, points):
     """A hypothesis through the same centres on a sheared lattice: (q, r) → (q + r, r) fits them as well."""
     from scanner.lattice_assign import Assignment

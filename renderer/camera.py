@@ -154,8 +154,16 @@ class Camera:
         The first positive root of ``d/dr [r (1 + k1 r² + k2 r⁴)] = 1 + 3 k1 r² + 5 k2 r⁴``;
         infinite for a lens that never folds.
         """
-        roots = np.roots([5.0 * self.k2, 3.0 * self.k1, 1.0])
-        squares = [float(u.real) for u in roots if abs(u.imag) < 1e-12 and u.real > 0]
+        a, b = 5.0 * self.k2, 3.0 * self.k1  # a u² + b u + 1 = 0 in u = r²
+        discriminant = b * b - 4.0 * a
+        if discriminant < 0.0:
+            return math.inf
+        # The stable pair of roots: q / a and 1 / q (their product is 1 / a); a ≈ 0 leaves only 1 / q.
+        q = -0.5 * (b + math.copysign(math.sqrt(discriminant), b))
+        roots = [1.0 / q] if q != 0.0 else []
+        if abs(a) > 1e-12:
+            roots.append(q / a)
+        squares = [u for u in roots if u > 0.0 and math.isfinite(u)]
         return math.sqrt(min(squares)) if squares else math.inf
 
     def project(self, points: np.ndarray) -> np.ndarray:

@@ -250,6 +250,17 @@ def test_every_photo_pixel_undistorts_under_the_strongest_lenses_drawn(focal_mm,
     assert width < 2 * 1200 and height < 2 * 900
 
 
+@pytest.mark.parametrize("k1, k2", [(-0.15, -0.02), (-0.1, 0.0), (0.01, -0.02), (0.02, 0.03), (-0.15, 0.03),
+                                    (0.0, 5e-324)])
+def test_fold_radius_is_where_the_lens_stops_spreading_the_image(k1, k2):
+    cam = Camera.looking_at((0, 0, 0), elevation_deg=70, azimuth_deg=270, roll_deg=0, distance=600,
+                            focal_mm=22, width=1200, height=900, k1=k1, k2=k2)
+    u = np.linspace(1e-6, 50, 2_000_001)  # r² up to 50
+    folded = np.flatnonzero(1 + 3 * k1 * u + 5 * k2 * u * u <= 0)
+    expected = np.sqrt(u[folded[0]]) if len(folded) else np.inf
+    assert cam.fold_radius() == pytest.approx(expected, abs=1e-4)
+
+
 def test_cli_writes_photos_and_refuses_to_overwrite(tmp_path, capsys):
     out = tmp_path / "photos"
     args = ["render", "--count", "2", "--seed", "7", "--out", str(out), "--width", "320", "--height", "240"]

@@ -160,7 +160,9 @@ def test_calibrate_then_scan_with_it(config_dir, capsys):
     truth = json.loads(board.read_text())
     assert saved["format"] == "fjords-calibration/1"
     assert set(saved["colours"]) == {p["player"] for p in truth["pieces"] if p.get("player")}
-    assert saved["report"]["sector_accuracy_calibrated"] >= saved["report"]["sector_accuracy_network"]
+    # The look's weight is chosen by left-out log-loss, not accuracy (fit_terrain_look): a sector of the
+    # left-out tiles may go either way, no more.
+    assert saved["report"]["sector_accuracy_calibrated"] >= saved["report"]["sector_accuracy_network"] - 0.01
     assert main(["scan", str(photo), "--calibration", "home", "--json"]) == 0
     scanned = json.loads(capsys.readouterr().out)
     assert {p["player"] for p in scanned["pieces"] if p.get("player")} <= set(saved["colours"])

@@ -99,7 +99,7 @@ class DecodeSettings:
     min_tile_readable: float = 0.2
     min_tile_visible: float = 0.05
     min_piece_confidence: float = 0.4
-    min_stone_beside: float = 0.5
+    min_stone_beside: float = 0.7
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,6 @@ throw away what the rules say:
   art read as a piece, or a piece of the wrong kind or colour) is left off the
   board and listed in ``doubtful_pieces``: a guess that misleads the score costs
   the player more than a piece the scan asks them to check.
-
 * **Only a rune stone stands beside the tiles.** On an empty lattice position
   next to the board (:class:`EmptyPositionEvidence`) a piece is reported only as
   a rune stone (Odin), and only when the models are at least

@@ -172,13 +172,19 @@ def ring_marginals(unary: np.ndarray, switch: float) -> np.ndarray:
     step = np.full((letters, letters), switch / (letters - 1))
     np.fill_diagonal(step, 1.0 - switch)
     factors = unary[:, :, :, None] * step[None, None]  # (n, 12, L, L): diag(unary_j) · T
+
+    def scaled(product: np.ndarray) -> np.ndarray:
+        return product / product.max(axis=(1, 2), keepdims=True)  # keep it in floating range
+
+    # Round the ring from i is (F_i … F_11)(F_0 … F_(i-1)): suffix times prefix, each built once.
+    identity = np.broadcast_to(np.eye(letters), (n, letters, letters))
+    prefix, suffix = [identity], [identity]
+    for j in range(count - 1):
+        prefix.append(scaled(prefix[-1] @ factors[:, j]))
+        suffix.append(scaled(factors[:, count - 1 - j] @ suffix[-1]))
     marginals = np.empty_like(unary, dtype=np.float64)
     for i in range(count):
-        product = factors[:, i]
-        for j in range(1, count):
-            product = product @ factors[:, (i + j) % count]
-            product /= product.max(axis=(1, 2), keepdims=True)  # keep it in floating range
-        diagonal = np.diagonal(product, axis1=1, axis2=2)
+        diagonal = np.diagonal(factors[:, i] @ suffix[count - 1 - i] @ prefix[i], axis1=1, axis2=2)
         marginals[:, i] = diagonal / diagonal.sum(axis=1, keepdims=True)
     return marginals
 

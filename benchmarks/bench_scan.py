@@ -144,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         photos = [p for p in photos if all_in_view(p, args.in_view)]
     photos = photos[: args.limit]
     report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
-                     args.unsure, args.mismatch, args.piece_floor, args.stone_beside,
-                     args.switch)
+                     unsure=args.unsure, mismatch=args.mismatch, piece_floor=args.piece_floor,
+                     stone_beside=args.stone_beside, switch=args.switch)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

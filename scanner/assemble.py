@@ -56,7 +56,7 @@ import numpy as np
 from fjords.board import Board, Piece, Tile
 from fjords.boardjson import piece_to_json
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
-from scanner.confidence import PieceCalibration, piece_features
+from scanner.confidence import PieceCalibration, board_confidence, piece_features
 from scanner.pieces import PIECE_KINDS, PieceReading
 
 
@@ -210,7 +210,8 @@ def place_piece(reading: PieceReading, terrain: str) -> int:
 
 
 def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSettings,
-                 tile_confidence: float = 1.0, calibration: PieceCalibration | None = None) -> Piece | None:
+                 tile_confidence: float = 1.0, calibration: PieceCalibration | None = None,
+                 board_confidence: float = 1.0) -> Piece | None:
     """The piece on a tile, or None when the model sees none.
 
     Its confidence is the calibrated chance that it is right (:mod:`scanner.confidence`) when a
@@ -231,7 +232,7 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
         confidence = float(reading.kind_probs[kind_index]) * float(np.max(reading.colour_probs))
     if calibration is not None:
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
-                                                           tile_confidence))
+                                                           tile_confidence, board_confidence))
     extra["confidence"] = round(confidence, 4)
     return replace(piece, extra=MappingProxyType(extra))
 
@@ -266,9 +267,11 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     evidence = {h: e for h, e in evidence.items() if isinstance(e, TileEvidence)
                 and (e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable)}
     posterior = decode_sectors(evidence, settings)
+    terrains = {h: terrain_string(posterior[h], e.sector_visible, settings) for h, e in evidence.items()}
+    board_sure = board_confidence(confidence for _, confidence in terrains.values())
     tiles, pieces, doubtful = [], [], []
     for h, e in evidence.items():
-        terrain, confidence = terrain_string(posterior[h], e.sector_visible, settings)
+        terrain, confidence = terrains[h]
         corners = np.asarray(e.corners_px, dtype=np.float64)
         tile_extra = {
             "confidence": round(confidence, 4),
@@ -278,7 +281,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         }
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         for reading in e.pieces:
-            piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration)
+            piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration, board_sure)
             if piece is None:
                 continue
             # Pieces the spot model found sharing a tile are a rule break: shown, never set aside.

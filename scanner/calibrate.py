@@ -35,6 +35,8 @@ MIN_AGREEMENT = 0.75
 MIN_READABLE_SHARE = 0.3
 #: Share of the board's tiles a scan must find (under the best alignment) to calibrate without corners.
 MIN_TILES_FOUND = 0.6
+#: Presence (chance that a piece stands there) from which a reading's colour counts as the piece's colour.
+MIN_PIECE_SEEN = 0.5
 #: Fewest tiles whose centres fit the lens model.
 MIN_LENS_TILES = 12
 
@@ -88,12 +90,13 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
         raise CalibrationError(f"the board does not match the photo: only {agreement:.0%} of the sectors read look "
                                f"as the board says (at least {MIN_AGREEMENT:.0%} expected)")
     look, accuracy = fit_terrain_look(sector_features(patches), labels, usable, probs)
-    colours = piece_colours(scanner, pyramid, board, placed)
+    colours, measured = piece_colours(scanner, pyramid, board, placed)
     lens_k1 = lens_distortion(placed, image_bgr.shape)
     report = {"photo": photo, "tiles": len(placed), "sectors_used": int(usable.sum()),
               "sector_accuracy_network": round(accuracy["network"], 4),
               "sector_accuracy_calibrated": round(accuracy["calibrated"], 4),
               "pieces_per_player": {p: sum(q.player == p for q in board.pieces) for p in colours},
+              "pieces_measured": measured,
               "models": scanner.model_versions}
     return Calibration(name, colours, look, lens_k1, report)
 
@@ -138,20 +141,28 @@ def best_alignment(board: Board, cells: dict) -> tuple[Board, tuple[int, int], i
     return best
 
 
-def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTile]) -> dict[str, tuple[int, int, int]]:
-    """Median RGB of each player's pieces, measured as a scan measures them."""
+def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTile]
+                  ) -> tuple[dict[str, tuple[int, int, int]], dict[str, int]]:
+    """Median RGB of each player's pieces, measured as a scan measures them, and how many pieces each
+    median is taken over.
+
+    Only readings where the presence model sees a piece count: elsewhere (a piece of an unseen paint
+    it misses, one cut off by the frame) the reading's point lies on the tile, and its colour is the
+    terrain's. A player none of whose pieces is seen falls back to all its readings (count 0).
+    """
     corners = {t.hex: t.corners_px for t in placed}
     owned = [p for p in board.pieces if p.player and p.hex in corners]
     if not owned:
-        return {}
+        return {}, {}
     tiles = list(dict.fromkeys(p.hex for p in owned))
     readings = dict(zip(tiles, scanner.pieces.predict(pyramid, [corners[h] for h in tiles])))
-    colours = {}
+    colours, measured = {}, {}
     for player in dict.fromkeys(p.player for p in owned):
-        rgbs = np.array([reading_for(p, board.tiles[p.hex].terrain, readings[p.hex]).rgb
-                         for p in owned if p.player == player])
-        colours[player.lower()] = tuple(int(v) for v in np.median(rgbs, axis=0))
-    return colours
+        mine = [reading_for(p, board.tiles[p.hex].terrain, readings[p.hex]) for p in owned if p.player == player]
+        seen = [r for r in mine if 1.0 - float(r.kind_probs[0]) >= MIN_PIECE_SEEN]
+        colours[player.lower()] = tuple(int(v) for v in np.median([r.rgb for r in seen or mine], axis=0))
+        measured[player.lower()] = len(seen)
+    return colours, measured
 
 
 def reading_for(piece: Piece, terrain: str, readings: tuple[PieceReading, ...]) -> PieceReading:
@@ -213,7 +224,10 @@ def run(args: argparse.Namespace) -> int:
                             photo=Path(args.photo).name)
     saved = save_calibration(calibration, force=args.force)
     report = calibration.report
-    colours = ", ".join(f"{n} {tuple(rgb)}" for n, rgb in calibration.colours.items()) or "none (no pieces)"
+    measured = report.get("pieces_measured", {})
+    colours = ", ".join(f"{n} {tuple(rgb)} ({measured[n]} pieces seen)" if measured.get(n)
+                        else f"{n} {tuple(rgb)} (no piece seen, measured on the tiles: check it)"
+                        for n, rgb in calibration.colours.items()) or "none (no pieces)"
     print(f"saved calibration {args.name} to {saved}\n"
           f"  sectors read right on this photo: {report['sector_accuracy_network']:.1%} by the network, "
           f"{report['sector_accuracy_calibrated']:.1%} calibrated (tiles left out in turn)\n"

@@ -5,8 +5,10 @@ question, not how often the piece ends up right: a piece is right only when
 the tile under it is a real tile, something stands there, the kind and the
 colour are right and its sector lies in the right plain segment. A logistic
 model over a few numbers the decoder knows (:data:`FEATURES`: the presence,
-kind and colour probabilities as logits, whether it is a rune stone, and how
-sure the tile's own terrain is, which drops where the lattice is off) turns them into
+kind and colour probabilities as logits, whether it is a rune stone, how sure
+the tile's own terrain is, which drops where the lattice is off, and how sure the
+board's median tile is, which drops where the whole fit is off and a piece's own
+tile may still read clearly, one cell from where it lies) turns them into
 the chance that the piece is right, fitted on renders of training seeds (Platt
 scaling with several inputs) and shipped beside the models as
 ``models/piece_confidence.json``. It must be fitted again whenever a piece
@@ -35,7 +37,7 @@ from scanner.onnx_model import ModelMissingError
 from scanner.pieces import PieceReading
 
 FILE_NAME = "piece_confidence.json"
-FEATURES = ("presence", "kind", "colour", "runestone", "tile", "bias")
+FEATURES = ("presence", "kind", "colour", "runestone", "tile", "board", "bias")
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
 EPSILON = 1e-4
 
@@ -45,7 +47,8 @@ def logit(p: float) -> float:
     return float(np.log(p / (1.0 - p)))
 
 
-def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confidence: float) -> np.ndarray:
+def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confidence: float,
+                   board_confidence: float) -> np.ndarray:
     """The numbers a piece's confidence is computed from, in the order of :data:`FEATURES`.
 
     Parameters
@@ -53,6 +56,7 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     kind_probs : (4,) over none, house, settler, runestone.
     colour_probs : player colour probabilities (ignored for a rune stone).
     tile_confidence : the tile's terrain confidence (product of its sector posteriors).
+    board_confidence : the median terrain confidence of the board's tiles (:func:`board_confidence`).
     """
     kind_probs = np.asarray(kind_probs, dtype=np.float64)
     presence = 1.0 - kind_probs[0]
@@ -60,7 +64,13 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     runestone = kind == 3
     colour = 1.0 - EPSILON if runestone else float(np.max(colour_probs))
     return np.array([logit(presence), logit(kind_probs[kind] / max(presence, EPSILON)), logit(colour),
-                     float(runestone), logit(tile_confidence), 1.0])
+                     float(runestone), logit(tile_confidence), logit(board_confidence), 1.0])
+
+
+def board_confidence(tile_confidences) -> float:
+    """The median terrain confidence of a board's tiles: low where the lattice fit went wrong."""
+    values = list(tile_confidences)
+    return float(np.median(values)) if values else 1.0
 
 
 @dataclass(frozen=True)
@@ -145,12 +155,13 @@ def collect(renders: Path, models_dir: Path | None = None, training_only: bool =
         except FjordsError:
             continue
         outcomes = compare(result.board, parse_board(truth_doc)).piece_outcomes
+        board = board_confidence(t.extra["confidence"] for t in result.board.tiles.values())
         for piece, outcome in zip(result.board.pieces, outcomes):
             tile = result.board.tiles.get(piece.hex)
             if tile is None:  # a rune stone beside the tiles: its confidence is not calibrated
                 continue
             reading = reading_of(piece, result.evidence[piece.hex].pieces)
-            rows.append(piece_features(reading.kind_probs, reading.colour_probs, tile.extra["confidence"]))
+            rows.append(piece_features(reading.kind_probs, reading.colour_probs, tile.extra["confidence"], board))
             right.append(outcome.right)
             plain.append(outcome.confidence)
     return np.array(rows), np.array(right, dtype=bool), np.array(plain), scanner.pieces.versions

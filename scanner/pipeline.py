@@ -126,7 +126,7 @@ class Scanner:
         from scanner.load import fit_within
         from scanner.locate import NoBoardFound
         from scanner.looks import find_lattice
-        from scanner.quality import check_quality
+        from scanner.quality import check_quality, tile_size_advice
 
         image_bgr, factor = fit_within(image_bgr)
         scale *= factor
@@ -144,7 +144,8 @@ class Scanner:
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
-        advice = list(report.advice) + unread_advice(board) + doubtful_advice(board)
+        in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
+        advice = list(report.advice) + tile_size_advice(in_view) + unread_advice(board) + doubtful_advice(board)
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr)
 

@@ -1,4 +1,4 @@
-"""Stage 2: is the photo good enough to read? Blur, darkness and glare.
+"""Stage 2: is the photo good enough to read? Blur, darkness, glare and the board's size.
 
 Each measure is made on a copy shrunk to :data:`WORK_SIDE` pixels on its long
 side so that thresholds do not depend on the camera's resolution:
@@ -15,6 +15,10 @@ side so that thresholds do not depend on the camera's resolution:
 A photo past a ``*_retake`` limit cannot be read and raises :class:`RetakePhoto`
 (exit code 4); one past a ``*_warn`` limit is read but the advice says why the
 result may suffer.
+
+The board's size is judged after the lattice fit (:func:`tile_size_advice`): tiles
+smaller in the photo than the hex patch the reading models look through are read
+from fewer pixels than the models were built for.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import cv2
 import numpy as np
 
 from fjords.errors import FjordsError
+from scanner.patches import HEX_MARGIN, HEX_PATCH
 
 WORK_SIDE = 1024
 #: Extra blur (sigma, work pixels) used to probe the sharpness of edges.
@@ -140,3 +145,29 @@ def _work_grey(image_bgr: np.ndarray) -> np.ndarray:
     if scale < 1.0:
         image_bgr = cv2.resize(image_bgr, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
     return cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+
+
+def hex_area(circumradius: float) -> float:
+    """Area of a regular hexagon of this circumradius."""
+    return 1.5 * np.sqrt(3.0) * circumradius ** 2
+
+
+#: A tile whose area in the photo is under this (pixels) is enlarged to fill the models' hex patch.
+MIN_TILE_AREA = hex_area(HEX_PATCH / 2.0 / HEX_MARGIN)
+
+
+def tile_size_advice(tile_corners_px, min_area: float = MIN_TILE_AREA) -> list[str]:
+    """Advice when the median tile is smaller in the photo than the reading models' hex patch.
+
+    Parameters
+    ----------
+    tile_corners_px : the six corners of each tile in view, in pixels of the photo as read.
+    min_area : float
+        Median tile area (pixels) below which the photo gets the advice.
+    """
+    areas = [cv2.contourArea(np.asarray(corners, np.float32)) for corners in tile_corners_px]
+    if not areas or float(np.median(areas)) >= min_area:
+        return []
+    across = 2.0 * np.sqrt(float(np.median(areas)) / hex_area(1.0))
+    return [f"The board is small in the photo (tiles about {across:.0f} pixels across): move the phone closer "
+            "so that the board fills the picture."]

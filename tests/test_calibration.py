@@ -231,3 +231,31 @@ def test_a_crowded_tiles_pieces_are_matched_to_their_own_readings():
     readings = (read(1, (0, 0, 200)), read(7, (200, 0, 0)))
     assert reading_for(Piece(Hex(0, 0), 3, "house", "red"), two_segments, readings).rgb == (200, 0, 0)
     assert reading_for(Piece(Hex(0, 0), 0, "settler", "blue"), two_segments, readings).rgb == (0, 0, 200)
+
+
+def test_a_players_colour_is_measured_only_where_a_piece_is_seen():
+    """Where the presence model sees no piece the reading's point lies on the tile: its colour is the terrain's."""
+    from types import SimpleNamespace
+
+    from fjords.board import Board, Piece, Tile
+    from fjords.geometry import Hex
+    from scanner.calibrate import PlacedTile, piece_colours
+    from scanner.pieces import COLOUR_NAMES, PieceReading
+
+    def read(p_none, rgb):
+        return PieceReading(np.array([p_none, 1 - p_none, 0.0, 0.0]), np.full(len(COLOUR_NAMES), 1 / 11),
+                            COLOUR_NAMES, (0.0, 0.0), (0.0, -1.0), 0, rgb)
+
+    hexes = [Hex(0, 0), Hex(1, 0), Hex(2, 0), Hex(0, 1)]
+    seen = {Hex(0, 0): read(0.1, (230, 120, 20)), Hex(1, 0): read(0.95, (40, 90, 200)),
+            Hex(2, 0): read(0.3, (220, 110, 30)), Hex(0, 1): read(0.9, (90, 150, 60))}
+    board = Board.from_tiles([Tile(h, "P" * 12) for h in hexes],
+                             [Piece(h, 0, "house", "orange" if h != Hex(0, 1) else "green") for h in hexes])
+    # Each tile's corners carry its index, so the stub answers for the tiles in the order it is asked.
+    stub = SimpleNamespace(pieces=SimpleNamespace(
+        predict=lambda pyramid, corners: [(seen[hexes[int(c[0, 0])]],) for c in corners]))
+    placed = [PlacedTile(h, "P" * 12, np.full((6, 2), float(k))) for k, h in enumerate(hexes)]
+    colours, measured = piece_colours(stub, None, board, placed)
+    assert colours["orange"] == (225, 115, 25) and measured["orange"] == 2
+    # A player none of whose pieces is seen keeps the readings' colour, and the report says so.
+    assert colours["green"] == (90, 150, 60) and measured["green"] == 0

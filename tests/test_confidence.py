@@ -7,8 +7,8 @@ import pytest
 
 from fjords.geometry import Hex
 from scanner.assemble import DecodeSettings, TileEvidence, assemble
-from scanner.confidence import (FEATURES, PieceCalibration, fit_logistic, load_piece_calibration, logit,
-                                piece_features)
+from scanner.confidence import (FEATURES, PieceCalibration, board_confidence, fit_logistic, load_piece_calibration,
+                                logit, piece_features)
 from scanner.onnx_model import ModelMissingError
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
@@ -17,7 +17,7 @@ COLOURS = np.eye(len(COLOUR_NAMES))[0] * 0.8 + 0.2 / len(COLOUR_NAMES)
 
 
 def test_features_follow_their_names():
-    f = piece_features(KINDS, COLOURS, 0.95)
+    f = piece_features(KINDS, COLOURS, 0.95, 0.7)
     assert len(f) == len(FEATURES)
     named = dict(zip(FEATURES, f))
     assert named["presence"] == pytest.approx(logit(0.98))
@@ -25,11 +25,19 @@ def test_features_follow_their_names():
     assert named["colour"] == pytest.approx(logit(COLOURS.max()))
     assert named["runestone"] == 0.0 and named["bias"] == 1.0
     assert named["tile"] == pytest.approx(logit(0.95))
+    assert named["board"] == pytest.approx(logit(0.7))
+
+
+def test_board_confidence_is_the_median_tile():
+    """One failed corner of the fit must not sink a board; half of its tiles unsure must."""
+    assert board_confidence([0.99, 0.98, 0.1, 0.97, 0.95]) == pytest.approx(0.97)
+    assert board_confidence([0.99, 0.2, 0.3, 0.98]) == pytest.approx(0.64)
+    assert board_confidence([]) == 1.0
 
 
 def test_runestone_ignores_colour():
     stone = np.array([0.01, 0.01, 0.01, 0.97])
-    named = dict(zip(FEATURES, piece_features(stone, COLOURS * 0 + 1 / len(COLOUR_NAMES), 1.0)))
+    named = dict(zip(FEATURES, piece_features(stone, COLOURS * 0 + 1 / len(COLOUR_NAMES), 1.0, 1.0)))
     assert named["runestone"] == 1.0 and named["colour"] > 9.0
 
 
@@ -69,13 +77,30 @@ def _one_piece_evidence() -> dict:
 def test_decoder_reports_the_calibrated_confidence():
     evidence = _one_piece_evidence()
     always_half = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (0.0,), {})
-    tile_only = PieceCalibration((0, 0, 0, 0, 1.0, 0.0), {})
+    tile_only = PieceCalibration(tuple(float(name == "tile") for name in FEATURES), {})
     assert assemble(evidence).pieces[0].extra["confidence"] == pytest.approx(0.9 * COLOURS.max(), abs=1e-4)
     assert assemble(evidence, piece_calibration=always_half).pieces[0].extra["confidence"] == 0.5
     # Without the ring prior the tile's terrain confidence is 0.999 ** 12; its logit and back give it again.
     no_ring = DecodeSettings(switch=2 / 3)
     assert assemble(evidence, settings=no_ring, piece_calibration=tile_only).pieces[0].extra["confidence"] == (
         pytest.approx(0.999 ** 12, abs=1e-4))
+
+
+def test_a_piece_on_a_board_of_unsure_tiles_is_less_sure():
+    """The board feature: the same piece and tile, with the rest of the board read unsure or sure."""
+    piece = _one_piece_evidence()[Hex(0, 0)]
+    board_only = PieceCalibration(tuple(float(name == "board") for name in FEATURES), {})
+
+    def with_neighbours(sector_prob: float) -> dict:
+        probs = np.full((12, 3), (1 - sector_prob) / 2)
+        probs[:, 2] = sector_prob
+        others = {h: TileEvidence(h, probs, np.ones(12), piece.corners_px + 3 * k, 1.0, ())
+                  for k, h in enumerate([Hex(5, 0), Hex(7, 0), Hex(9, 0)], start=1)}
+        return {piece.hex: piece, **others}
+
+    sure = assemble(with_neighbours(0.999), piece_calibration=board_only).pieces[0].extra["confidence"]
+    unsure = assemble(with_neighbours(0.6), piece_calibration=board_only).pieces[0].extra["confidence"]
+    assert unsure < 0.5 < sure
 
 
 @pytest.mark.parametrize("bias, counted", [(-2.0, False), (2.0, True)])

@@ -1,10 +1,12 @@
-"""scanner.quality: blur, darkness and glare are measured and turned into advice."""
+"""scanner.quality: blur, darkness, glare and the board's size are measured and turned into advice."""
 
 import cv2
 import numpy as np
 import pytest
 
-from scanner.quality import RetakePhoto, assess_quality, check_quality, estimate_blur
+from scanner.patches import HEX_MARGIN, HEX_PATCH
+from scanner.quality import (MIN_TILE_AREA, RetakePhoto, assess_quality, check_quality, estimate_blur, hex_area,
+                             tile_size_advice)
 
 
 def _scene(seed=0, shape=(768, 1024)):
@@ -70,3 +72,21 @@ def test_resolution_does_not_change_the_measures():
     big = assess_quality(cv2.resize(image, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC))
     assert big.blur_px == pytest.approx(small.blur_px, abs=0.4)
     assert big.brightness == pytest.approx(small.brightness, abs=0.02)
+
+
+def _hexagon(circumradius: float) -> np.ndarray:
+    angles = np.radians(30 + 60 * np.arange(6))
+    return 500 + circumradius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+
+
+def test_min_tile_area_is_the_models_hex_patch():
+    assert MIN_TILE_AREA == pytest.approx(hex_area(HEX_PATCH / 2 / HEX_MARGIN))
+    assert cv2.contourArea(_hexagon(10.0).astype(np.float32)) == pytest.approx(hex_area(10.0), rel=1e-5)
+
+
+def test_a_board_small_in_the_photo_gets_advice_to_come_closer():
+    patch_radius = HEX_PATCH / 2 / HEX_MARGIN
+    assert tile_size_advice([_hexagon(patch_radius * 1.2)] * 5) == []
+    assert tile_size_advice([]) == []
+    small = tile_size_advice([_hexagon(8.0)] * 3 + [_hexagon(40.0)] * 2)
+    assert len(small) == 1 and "closer" in small[0] and "16 pixels" in small[0]

@@ -23,7 +23,7 @@ from scanner.calibration import Calibration, CalibrationError, fit_terrain_look,
     save_calibration, sector_features
 from scanner.lattice_model import fit_model, hex_centres
 from scanner.patches import Pyramid, hex_patches
-from scanner.pieces import PieceReading
+from scanner.pieces import COLOUR_SPREAD, PieceReading, rgb_to_lab
 from scanner.sectors import sector_visibility
 
 #: Below this share of readable sectors agreeing with the board, the board is not this photo's. Two unrelated
@@ -37,6 +37,9 @@ MIN_READABLE_SHARE = 0.3
 MIN_TILES_FOUND = 0.6
 #: Presence (chance that a piece stands there) from which a reading's colour counts as the piece's colour.
 MIN_PIECE_SEEN = 0.5
+#: Two calibrated colours closer than this (CIELAB ΔE) are named alike: the scan's colour naming (spread
+#: COLOUR_SPREAD) gives a piece lit a little differently to the other player.
+MIN_COLOUR_DISTANCE = 3.0 * COLOUR_SPREAD
 #: Fewest tiles whose centres fit the lens model.
 MIN_LENS_TILES = 12
 
@@ -97,6 +100,7 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
               "sector_accuracy_calibrated": round(accuracy["calibrated"], 4),
               "pieces_per_player": {p: sum(q.player == p for q in board.pieces) for p in colours},
               "pieces_measured": measured,
+              "colours_alike": [list(pair) for pair in alike_colours(colours)],
               "models": scanner.model_versions}
     return Calibration(name, colours, look, lens_k1, report)
 
@@ -163,6 +167,20 @@ def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTi
         colours[player.lower()] = tuple(int(v) for v in np.median([r.rgb for r in seen or mine], axis=0))
         measured[player.lower()] = len(seen)
     return colours, measured
+
+
+def alike_colours(colours: dict[str, tuple[int, int, int]], min_distance: float = MIN_COLOUR_DISTANCE
+                  ) -> list[tuple[str, str, float]]:
+    """Pairs of players whose calibrated colours are under ``min_distance`` apart in CIELAB, with the ΔE."""
+    names = list(colours)
+    labs = rgb_to_lab(np.array([colours[n] for n in names], dtype=np.float64)) if names else np.zeros((0, 3))
+    pairs = []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            distance = float(np.linalg.norm(labs[i] - labs[j]))
+            if distance < min_distance:
+                pairs.append((names[i], names[j], round(distance, 1)))
+    return pairs
 
 
 def reading_for(piece: Piece, terrain: str, readings: tuple[PieceReading, ...]) -> PieceReading:
@@ -233,4 +251,7 @@ def run(args: argparse.Namespace) -> int:
           f"{report['sector_accuracy_calibrated']:.1%} calibrated (tiles left out in turn)\n"
           f"  player colours: {colours}\n"
           f"  lens k1: {'not measured (too few tiles)' if calibration.lens_k1 is None else f'{calibration.lens_k1:.4f}'}")
+    for a, b, distance in report.get("colours_alike", []):
+        print(f"  warning: {a} and {b} look alike in this photo (ΔE {distance}): their pieces may be confused; "
+              "calibrate from a photo where both show in good light")
     return 0

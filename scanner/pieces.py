@@ -92,8 +92,12 @@ def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
     return rgb2lab(rgb).reshape(-1, 3)
 
 
+#: CIELAB ΔE over which a calibrated colour's naming probability falls by e^(−1/2).
+COLOUR_SPREAD = 12.0
+
+
 def calibrated_colour_probs(rgb: tuple[int, int, int], palette: Mapping[str, tuple[int, int, int]],
-                            spread: float = 12.0) -> tuple[np.ndarray, tuple[str, ...]]:
+                            spread: float = COLOUR_SPREAD) -> tuple[np.ndarray, tuple[str, ...]]:
     """Soft nearest-colour naming in CIELAB: probabilities ∝ exp(−ΔE² / 2·spread²)."""
     names = tuple(palette)
     labs = rgb_to_lab(np.array([palette[n] for n in names]))

@@ -259,3 +259,14 @@ def test_a_players_colour_is_measured_only_where_a_piece_is_seen():
     assert colours["orange"] == (225, 115, 25) and measured["orange"] == 2
     # A player none of whose pieces is seen keeps the readings' colour, and the report says so.
     assert colours["green"] == (90, 150, 60) and measured["green"] == 0
+
+
+def test_colours_too_alike_to_tell_apart_are_named():
+    from scanner.calibrate import MIN_COLOUR_DISTANCE, alike_colours
+
+    # The seventh session's copy-2 calibration: "orange" measured on the tiles, a grey brown near purple.
+    alike = alike_colours({"orange": (94, 97, 77), "purple": (117, 71, 80), "yellow": (219, 184, 48)})
+    assert [(a, b) for a, b, _ in alike] == [("orange", "purple")]
+    assert 20 < alike[0][2] < MIN_COLOUR_DISTANCE
+    assert alike_colours({"orange": (119, 48, 11), "purple": (97, 34, 89)}) == []
+    assert alike_colours({}) == [] and alike_colours({"red": (200, 30, 30)}) == []

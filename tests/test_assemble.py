@@ -127,6 +127,21 @@ def test_hidden_tile_is_kept_with_every_sector_unknown():
     assert board.tiles[A].terrain == "P" * SECTORS
 
 
+@pytest.mark.parametrize("lattice_visible, kept", [(0.1, True), (0.3, False), (0.45, False)])
+def test_a_tile_of_which_nothing_reads_is_kept_only_when_hidden(lattice_visible, kept):
+    """Partly hidden (the lattice's ``visible`` under 0.5), a tile is read wherever its sectors show.
+    When none does, it is kept only if the lattice calls it hidden, as under a hand; seen more
+    than that it is a tile look at the frame's edge, not a tile."""
+    faint = np.full(SECTORS, 0.1)  # too little tile top in every sector to read one
+    settings = DecodeSettings()
+    assert lattice_visible < 0.5 and faint.mean() < settings.min_tile_readable
+    tile = TileEvidence(B, sure("SSSSSSSSSSSS"), faint, CORNERS, lattice_visible)
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: tile}, settings=settings)
+    assert (B in board.tiles) == kept
+    if kept:
+        assert board.tiles[B].terrain == "?" * SECTORS
+
+
 def test_several_readings_on_one_tile_are_all_reported_and_the_engine_sees_the_break():
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP"), reading(2, 1), reading(1, 7, "blue"))})
     assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]

@@ -142,6 +142,18 @@ def test_a_tile_of_which_nothing_reads_is_kept_only_when_hidden(lattice_visible,
         assert board.tiles[B].terrain == "?" * SECTORS
 
 
+def test_a_piece_whose_base_lies_outside_the_tile_is_not_its_piece():
+    """A piece standing beside the tile, leaning into its crop, is the neighbour's, not this tile's."""
+    leaning = reading(1, 0)
+    outside = PieceReading(leaning.kind_probs, leaning.colour_probs, leaning.colour_names, (22.0, 10.0),
+                           (22.0, 5.0), 0, leaning.rgb)
+    assert assemble({A: evidence(A, sure("PPPPPPPPPPPP"), outside)}).pieces == ()
+    # One of two readings outside: the other is the tile's one piece, no crowding shown.
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP"), outside, reading(2, 3, "blue"))})
+    assert [(p.kind, p.player) for p in board.pieces] == [("settler", "blue")]
+    assert not any(v.rule == "two-pieces-on-tile" for v in board.legal_violations())
+
+
 def test_several_readings_on_one_tile_are_all_reported_and_the_engine_sees_the_break():
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP"), reading(2, 1), reading(1, 7, "blue"))})
     assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]

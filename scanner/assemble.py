@@ -218,7 +218,7 @@ def place_piece(reading: PieceReading, terrain: str) -> int:
 
 def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSettings,
                  tile_confidence: float = 1.0, calibration: PieceCalibration | None = None,
-                 board_confidence: float = 1.0) -> Piece | None:
+                 board_median: float = 1.0) -> Piece | None:
     """The piece on a tile, or None when the model sees none.
 
     Its confidence is the calibrated chance that it is right (:mod:`scanner.confidence`) when a
@@ -239,7 +239,7 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
         confidence = float(reading.kind_probs[kind_index]) * float(np.max(reading.colour_probs))
     if calibration is not None:
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
-                                                           tile_confidence, board_confidence))
+                                                           tile_confidence, board_median))
     extra["confidence"] = round(confidence, 4)
     return replace(piece, extra=MappingProxyType(extra))
 
@@ -286,7 +286,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     # A partly hidden tile of which nothing reads, yet not hidden as under a hand: a tile look, not a tile.
     evidence = {h: e for h, e in evidence.items()
                 if not settings.max_unread_visible <= e.visible < 0.5 or set(terrains[h][0]) != {UNKNOWN}}
-    board_sure = board_confidence(terrains[h][1] for h in evidence)
+    board_median = board_confidence(terrains[h][1] for h in evidence)
     tiles, pieces, doubtful = [], [], []
     for h, e in evidence.items():
         terrain, confidence = terrains[h]
@@ -300,7 +300,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         on_tile = standing_inside(e.pieces, e.corners_px)
         for reading in on_tile:
-            piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration, board_sure)
+            piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration, board_median)
             if piece is None:
                 continue
             # Pieces the spot model found sharing a tile are a rule break: shown, never set aside.

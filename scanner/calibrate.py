@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from itertools import combinations
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,15 +173,9 @@ def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTi
 def alike_colours(colours: dict[str, tuple[int, int, int]], min_distance: float = MIN_COLOUR_DISTANCE
                   ) -> list[tuple[str, str, float]]:
     """Pairs of players whose calibrated colours are under ``min_distance`` apart in CIELAB, with the ΔE."""
-    names = list(colours)
-    labs = rgb_to_lab(np.array([colours[n] for n in names], dtype=np.float64)) if names else np.zeros((0, 3))
-    pairs = []
-    for i in range(len(names)):
-        for j in range(i + 1, len(names)):
-            distance = float(np.linalg.norm(labs[i] - labs[j]))
-            if distance < min_distance:
-                pairs.append((names[i], names[j], round(distance, 1)))
-    return pairs
+    lab = {name: rgb_to_lab(np.array(rgb, dtype=np.float64))[0] for name, rgb in colours.items()}
+    distances = ((a, b, float(np.linalg.norm(lab[a] - lab[b]))) for a, b in combinations(colours, 2))
+    return [(a, b, round(d, 1)) for a, b, d in distances if d < min_distance]
 
 
 def reading_for(piece: Piece, terrain: str, readings: tuple[PieceReading, ...]) -> PieceReading:

@@ -48,7 +48,7 @@ def logit(p: float) -> float:
 
 
 def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confidence: float,
-                   board_confidence: float) -> np.ndarray:
+                   board_median: float) -> np.ndarray:
     """The numbers a piece's confidence is computed from, in the order of :data:`FEATURES`.
 
     Parameters
@@ -56,7 +56,7 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     kind_probs : (4,) over none, house, settler, runestone.
     colour_probs : player colour probabilities (ignored for a rune stone).
     tile_confidence : the tile's terrain confidence (product of its sector posteriors).
-    board_confidence : the median terrain confidence of the board's tiles (:func:`board_confidence`).
+    board_median : the median terrain confidence of the board's tiles (:func:`board_confidence`).
     """
     kind_probs = np.asarray(kind_probs, dtype=np.float64)
     presence = 1.0 - kind_probs[0]
@@ -64,7 +64,7 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     runestone = kind == 3
     colour = 1.0 - EPSILON if runestone else float(np.max(colour_probs))
     return np.array([logit(presence), logit(kind_probs[kind] / max(presence, EPSILON)), logit(colour),
-                     float(runestone), logit(tile_confidence), logit(board_confidence), 1.0])
+                     float(runestone), logit(tile_confidence), logit(board_median), 1.0])
 
 
 def board_confidence(tile_confidences) -> float:

@@ -197,12 +197,15 @@ def ring_marginals(unary: np.ndarray, switch: float) -> np.ndarray:
 
 
 def terrain_string(posterior: np.ndarray, visible: np.ndarray, settings: DecodeSettings) -> tuple[str, float]:
-    """Twelve letters (``?`` where unsure or unseen) and the tile's confidence."""
+    """Twelve letters (``?`` where unsure or unseen) and the tile's confidence, to the 4 digits reported.
+
+    The piece confidence uses the reported tile confidences, as it was fitted on them.
+    """
     best = posterior.argmax(axis=1)
     confidence = posterior.max(axis=1)
     letters = [UNKNOWN if confidence[i] < settings.unsure or visible[i] < settings.min_sector_visible
                else TERRAINS[best[i]] for i in range(SECTORS)]
-    return "".join(letters), float(np.prod(confidence))
+    return "".join(letters), round(float(np.prod(confidence)), 4)
 
 
 def place_piece(reading: PieceReading, terrain: str) -> int:
@@ -292,7 +295,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         terrain, confidence = terrains[h]
         corners = np.asarray(e.corners_px, dtype=np.float64)
         tile_extra = {
-            "confidence": round(confidence, 4),
+            "confidence": confidence,
             "visible": round(float(e.visible), 3),
             "center_px": [round(float(v), 1) for v in corners.mean(axis=0)],
             "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],

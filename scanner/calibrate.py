@@ -25,8 +25,7 @@ from scanner.calibration import Calibration, CalibrationError, fit_terrain_look,
 from scanner.lattice_model import fit_model, hex_centres
 from scanner.patches import Pyramid, hex_patches
 from scanner.pieces import COLOUR_SPREAD, PieceReading, rgb_to_lab
-from scanner.sectors import readable_share, sector_visibility, softmax
-from scanner.terrain_head import fit_terrain_head
+from scanner.sectors import sector_visibility
 
 #: Below this share of readable sectors agreeing with the board, the board is not this photo's. Two unrelated
 #: boards agree by chance on about the sum of the squared terrain shares, 0.4–0.5 (mostly plains); this photo's
@@ -73,8 +72,7 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
     corners = [t.corners_px for t in placed]
     pyramid = Pyramid(image_bgr)
     patches = hex_patches(pyramid, corners)
-    logits, features = scanner.sectors.read_patches(patches)
-    readable = readable_share(logits)
+    probs, readable = scanner.sectors.predict_patches(patches)
     in_frame = sector_visibility(corners, image_bgr.shape)
     shown = in_frame.mean(axis=1) >= 0.5
     # A hand may hide part of the board: judge on the tiles in the frame, and ask only that some show.
@@ -91,24 +89,21 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
     usable = known & ~covered & (in_frame >= 0.99) & (readable >= 0.5)
     if usable.sum() < SECTORS:
         raise CalibrationError("too little of the board is visible in the photo to calibrate from it")
-    agreement = float((logits[..., :3].argmax(-1) == labels)[usable].mean())
+    agreement = float((probs.argmax(-1) == labels)[usable].mean())
     if agreement < MIN_AGREEMENT:
         raise CalibrationError(f"the board does not match the photo: only {agreement:.0%} of the sectors read look "
                                f"as the board says (at least {MIN_AGREEMENT:.0%} expected)")
-    head, head_logits = (fit_terrain_head(logits[..., :3], features, labels, usable, scanner.sectors.version)
-                         if features is not None else (None, logits[..., :3]))
-    look, accuracy = fit_terrain_look(sector_features(patches), labels, usable, softmax(head_logits))
+    look, accuracy = fit_terrain_look(sector_features(patches), labels, usable, probs)
     colours, measured = piece_colours(scanner, pyramid, board, placed)
     lens_k1 = lens_distortion(placed, image_bgr.shape)
     report = {"photo": photo, "tiles": len(placed), "sectors_used": int(usable.sum()),
-              "sector_accuracy_network": round(agreement, 4),
+              "sector_accuracy_network": round(accuracy["network"], 4),
               "sector_accuracy_calibrated": round(accuracy["calibrated"], 4),
-              "terrain_head_ridge": head.ridge if head else None,
               "pieces_per_player": {p: sum(q.player == p for q in board.pieces) for p in colours},
               "pieces_measured": measured,
               "colours_alike": [list(pair) for pair in alike_colours(colours)],
               "models": scanner.model_versions}
-    return Calibration(name, colours, look, lens_k1, report, head)
+    return Calibration(name, colours, look, lens_k1, report)
 
 
 def place_board(scanner, image_bgr: np.ndarray, board: Board, scale: float) -> list[PlacedTile]:
@@ -248,8 +243,7 @@ def run(args: argparse.Namespace) -> int:
                         for n, rgb in calibration.colours.items()) or "none (no pieces)"
     print(f"saved calibration {args.name} to {saved}\n"
           f"  sectors read right on this photo: {report['sector_accuracy_network']:.1%} by the network, "
-          f"{report['sector_accuracy_calibrated']:.1%} calibrated (tiles left out in turn; "
-          f"{'network corrected' if calibration.terrain_head else 'network not corrected: no clear gain'})\n"
+          f"{report['sector_accuracy_calibrated']:.1%} calibrated (tiles left out in turn)\n"
           f"  player colours: {colours}\n"
           f"  lens k1: {'not measured (too few tiles)' if calibration.lens_k1 is None else f'{calibration.lens_k1:.4f}'}")
     for a, b, distance in report.get("colours_alike", []):

@@ -13,9 +13,6 @@ own copy:
   the sector network's log-probabilities. The weight is chosen on the
   calibration photo by leave-one-tile-out log-loss among a few small values
   that include 0 (the network alone), and only when clearly better than 0;
-* **terrain head** — the sector network's last layer corrected on this printing
-  (:mod:`scanner.terrain_head`), kept only when it reads the calibration
-  photo's left-out tiles clearly better; the terrain look is then fitted on top;
 * **lens** — the barrel distortion ``k1`` of the lattice model fitted to the
   board's tile centres, given to the lattice fit of later scans.
 
@@ -44,7 +41,6 @@ from scipy.special import logsumexp
 from fjords.errors import FjordsError
 from fjords.geometry import SECTORS, TERRAINS
 from scanner.patches import HEX_MARGIN, HEX_PATCH
-from scanner.terrain_head import TerrainHead, clearly_better
 
 FORMAT = "fjords-calibration/1"
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "calibration"
@@ -159,7 +155,6 @@ class Calibration:
     terrain : the printing's terrain look, or None.
     lens_k1 : barrel distortion of the lattice model (see :mod:`scanner.lattice_model`), or None.
     report : how it was made and what it changed on its own photo (for people; not read back).
-    terrain_head : the sector network's last layer corrected for this printing, or None.
     """
 
     name: str
@@ -167,15 +162,12 @@ class Calibration:
     terrain: TerrainLook | None = None
     lens_k1: float | None = None
     report: Mapping[str, Any] = field(default_factory=dict)
-    terrain_head: TerrainHead | None = None
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": FORMAT, "name": self.name,
                                "colours": {n: list(rgb) for n, rgb in self.colours.items()}}
         if self.terrain is not None:
             doc["terrain"] = self.terrain.to_json()
-        if self.terrain_head is not None:
-            doc["terrain_head"] = self.terrain_head.to_json()
         if self.lens_k1 is not None:
             doc["lens"] = {"k1": round(self.lens_k1, 5)}
         if self.report:
@@ -190,14 +182,13 @@ class Calibration:
             if any(len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb) for rgb in colours.values()):
                 raise ValueError("colours must be [r, g, b] in 0..255")
             terrain = TerrainLook.from_json(doc["terrain"]) if doc.get("terrain") else None
-            head = TerrainHead.from_json(doc["terrain_head"]) if doc.get("terrain_head") else None
             lens = doc.get("lens") or {}
             k1 = float(lens["k1"]) if "k1" in lens else None
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise CalibrationError(f"calibration {name or doc.get('name', '')} is not valid: {exc}") from None
-        if not colours and terrain is None and head is None and k1 is None:
-            raise CalibrationError(f"calibration {name} holds nothing: no colours, terrain look or head, or lens")
-        return cls(str(doc.get("name", name)), colours, terrain, k1, dict(doc.get("report", {})), head)
+        if not colours and terrain is None and k1 is None:
+            raise CalibrationError(f"calibration {name} holds nothing: no colours, terrain look or lens")
+        return cls(str(doc.get("name", name)), colours, terrain, k1, dict(doc.get("report", {})))
 
 
 def load_calibration(calibration: "str | Path | Mapping[str, Any] | Calibration | None") -> Calibration | None:
@@ -311,6 +302,14 @@ def _gaussians(sums: np.ndarray, outer: np.ndarray, counts: np.ndarray,
     return means, covariances
 
 
+def _clearly_better(base: np.ndarray, other: np.ndarray) -> bool:
+    """Whether per-tile losses ``other`` beat ``base`` by more than two standard errors (tiles paired)."""
+    gain = base - other
+    if len(gain) < 2:
+        return False
+    return bool(gain.mean() > 2.0 * gain.std(ddof=1) / np.sqrt(len(gain)))
+
+
 def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarray,
                      probs: np.ndarray) -> tuple[TerrainLook, dict[str, float]]:
     """The terrain look of one photo and its weight, chosen by leave-one-tile-out log-loss.
@@ -325,12 +324,11 @@ def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarra
     features : (n, 12, F) from :func:`sector_features`.
     labels : (n, 12) terrain indices (into :data:`TERRAINS`) from the correct board.
     usable : (n, 12) bool — sectors seen whole, not under a piece.
-    probs : (n, 12, 3) the terrain probabilities before the look: the network's, corrected by the table's
-        terrain head (:mod:`scanner.terrain_head`) as it reads each tile left out of its fit.
+    probs : (n, 12, 3) the network's terrain probabilities.
 
     Returns
     -------
-    look, and the accuracy of ``probs`` alone and with the chosen weight (left-out tiles).
+    look, and the accuracy of the network alone and with the chosen weight (left-out tiles).
     """
     n, _, f = features.shape
     onehot = np.eye(len(TERRAINS))[labels] * usable[..., None]               # (n, 12, 3)
@@ -352,7 +350,7 @@ def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarra
         right = np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]
         accuracy[weight] = float((logits.argmax(-1) == labels)[usable].mean()) if usable.any() else 0.0
         tile_loss[weight] = -(right * usable).sum(axis=1)[seen] / usable.sum(axis=1)[seen]
-    taken = [w for w in TERRAIN_WEIGHTS if w == 0.0 or clearly_better(tile_loss[0.0], tile_loss[w])]
+    taken = [w for w in TERRAIN_WEIGHTS if w == 0.0 or _clearly_better(tile_loss[0.0], tile_loss[w])]
     best = min(taken, key=lambda w: (float(tile_loss[w].mean()), w))
     means, covariances = _gaussians(tile_sums.sum(0), tile_outer.sum(0), tile_counts.sum(0), pooled)
     return TerrainLook(means, covariances, best), {"network": accuracy[0.0], "calibrated": accuracy[best]}

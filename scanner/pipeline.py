@@ -85,9 +85,6 @@ class Scanner:
         self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
         self.pieces = PieceClassifier(self.models_dir, self.calibration.colours if self.calibration else None)
-        head = self.calibration.terrain_head if self.calibration else None
-        #: The table's terrain head, when it was fitted on this sector model's features.
-        self.terrain_head = head if head is not None and head.model == self.sectors.version else None
         # Calibrated on the models' own colour names: a table's calibrated palette names colours otherwise.
         self.piece_calibration = (load_piece_calibration(self.models_dir, self.pieces.versions)
                                   if piece_calibration and not self.pieces.palette else None)
@@ -107,13 +104,6 @@ class Scanner:
         if "tile_tops" in self.__dict__:
             versions = {"tile_tops": self.tile_tops.version, **versions}
         return versions
-
-    def calibration_advice(self) -> list[str]:
-        """One sentence when the table's terrain head was fitted for other models and is not used."""
-        if self.calibration is None or self.calibration.terrain_head is None or self.terrain_head is not None:
-            return []
-        return [f"calibration {self.calibration.name} was made with another sector model, so its terrain "
-                "correction is not used: calibrate again to use it."]
 
     def scan_path(self, path: str | Path) -> ScanResult:
         """Scan a photo file (JPEG, PNG, WebP, HEIC with pillow-heif)."""
@@ -155,8 +145,7 @@ class Scanner:
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
-        advice = (list(report.advice) + tile_size_advice(in_view) + self.calibration_advice() + unread_advice(board)
-                  + doubtful_advice(board))
+        advice = list(report.advice) + tile_size_advice(in_view) + unread_advice(board) + doubtful_advice(board)
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr)
 
@@ -196,7 +185,7 @@ class Scanner:
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
             patches = hex_patches(pyramid, corners)
-            sector_probs, readable = self.sectors.predict_patches(patches, self.terrain_head)
+            sector_probs, readable = self.sectors.predict_patches(patches)
             if self.calibration and self.calibration.terrain and len(patches):
                 sector_probs = self.calibration.terrain.adjust(sector_probs, sector_features(patches))
             visible = sector_visibility(corners, image_bgr.shape) * readable

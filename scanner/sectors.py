@@ -133,38 +133,23 @@ class SectorClassifier:
     def version(self) -> str:
         return self.model.version
 
-    def read_patches(self, patches: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """The network's logits (n, 12, 4: S, M, P, no tile top) for hex patches' sectors, and its last
-        hidden layer (n, 12, F), or None from a model exported without it."""
-        n = len(patches)
-        outputs = self.model.run(to_tensor(sector_windows(patches)))
-        features = outputs[1].reshape(n, SECTORS, -1) if len(outputs) > 1 else None
-        return outputs[0].reshape(n, SECTORS, -1), features
-
-    def predict_patches(self, patches: np.ndarray, head=None) -> tuple[np.ndarray, np.ndarray]:
+    def predict_patches(self, patches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Terrain probabilities of hex patches' sectors and how readable each sector is.
 
         Returns ``(probs, readable)``: ``probs`` (n, 12, 3) over :data:`TERRAINS`
         given that the sector shows a tile top; ``readable`` (n, 12) the
-        probability that it does (not a hand, the table or clutter). A table's
-        terrain ``head`` (:class:`scanner.calibration.TerrainHead`) corrects the
-        terrain logits from the network's last hidden layer.
+        probability that it does (not a hand, the table or clutter).
         """
         if len(patches) == 0:
             return np.zeros((0, SECTORS, 3), np.float32), np.zeros((0, SECTORS), np.float32)
-        logits, features = self.read_patches(patches)
-        readable = readable_share(logits)
-        terrain = logits[..., :3] if head is None else head.adjust(logits[..., :3], features)
-        return softmax(terrain), readable
+        p = softmax(self.model.run(to_tensor(sector_windows(patches)))[0]).reshape(len(patches), SECTORS, -1)
+        terrain = p[..., :3]
+        readable = terrain.sum(axis=-1)
+        return terrain / np.maximum(readable, 1e-12)[..., None], readable
 
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`predict_patches` for tiles given by their image corners."""
         return self.predict_patches(hex_patches(pyramid, corners))
-
-
-def readable_share(logits: np.ndarray) -> np.ndarray:
-    """The probability that a sector shows a tile top, from the network's four logits (last axis)."""
-    return softmax(logits)[..., :3].sum(axis=-1)
 
 
 def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -31,23 +31,6 @@ def build_model():
                          nn.Linear(64, len(TERRAINS) + 1))
 
 
-def with_features(model):
-    """``model`` answering also its last hidden layer, ``features``: what a table calibration's terrain head
-    reads (:class:`scanner.calibration.TerrainHead`)."""
-    from torch import nn
-
-    class Exported(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.body, self.head = model[:-1], model[-1]  # the body ends in ReLU and dropout (identity when exported)
-
-        def forward(self, x):
-            features = self.body(x)
-            return self.head(features), features
-
-    return Exported()
-
-
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
     import torch
 
@@ -69,7 +52,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
         return loss_fn(model(photometric_jitter(x, generator)), labels[idx])
 
     fit(model, batches, steps)
-    export_onnx(with_features(model), torch.from_numpy(to_tensor(windows[:2])), out, ["logits", "features"])
+    export_onnx(model, torch.from_numpy(to_tensor(windows[:2])), out, ["logits"])
     print(f"wrote {out}")
 
 

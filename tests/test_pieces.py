@@ -136,3 +136,18 @@ def test_a_close_up_and_its_mirror_image_read_alike():
     assert np.allclose(kinds, mirrored_kinds, atol=1e-5) and np.allclose(colours, mirrored_colours, atol=1e-5)
     one_view = softmax(classifier.kinds.run(to_tensor(close))[0])
     assert not np.allclose(kinds, one_view, atol=1e-3)  # the second view is really read
+
+
+def test_a_piece_is_read_at_every_close_up_size_and_the_readings_averaged():
+    from scanner.patches import Pyramid, close_ups
+    from scanner.pieces import CLOSE_UP_SCALES, PieceClassifier
+
+    image = np.random.default_rng(2).integers(0, 255, (240, 320, 3), dtype=np.uint8)
+    centres, radii = np.array([[120.0, 80.0], [200.0, 150.0]]), np.array([50.0, 40.0])
+    classifier = PieceClassifier(DEFAULT_MODELS_DIR)
+    kinds, colours = classifier.read_pieces(Pyramid(image), centres, radii)
+    views = [classifier.read_close_ups(close_ups(Pyramid(image), centres, radii * s)) for s in CLOSE_UP_SCALES]
+    assert len(CLOSE_UP_SCALES) > 1 and CLOSE_UP_SCALES[0] == 1.0
+    assert np.allclose(kinds, np.mean([k for k, _ in views], axis=0), atol=1e-6)
+    assert np.allclose(colours, np.mean([c for _, c in views], axis=0), atol=1e-6)
+    assert not np.allclose(kinds, views[0][0], atol=1e-4)  # the other sizes are really read

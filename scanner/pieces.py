@@ -60,7 +60,7 @@ MAX_PIECES_PER_TILE = 3
 CLOSE_UP_SCALES = (1.0, 0.88, 1.12)
 """Sizes of the close-ups the kind model reads per piece, as shares of the usual one. The presence model's points,
 which place a close-up, are a little off, and a piece looks alike a little nearer or further: on 120 renders of
-training seeds, averaging three sizes read 4 more pieces right and 6 fewer houses and settlers as each other
+training seeds, averaging three sizes read 5 more pieces right and 6 fewer houses and settlers as each other
 (models/README.md)."""
 
 
@@ -206,10 +206,11 @@ class PieceClassifier:
 
     def read_pieces(self, pyramid: Pyramid, centres: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Kind and colour probabilities of the pieces at image points ``centres`` (n, 2) on tiles of radius
-        ``radii``: the average of their close-ups' readings at every size of :data:`CLOSE_UP_SCALES`."""
-        n = len(centres)
-        close = np.concatenate([close_ups(pyramid, centres, np.asarray(radii) * s) for s in CLOSE_UP_SCALES])
-        return tuple(probs.reshape(len(CLOSE_UP_SCALES), n, -1).mean(axis=0) for probs in self.read_close_ups(close))
+        ``radii``: the average of their close-ups' readings at every size of :data:`CLOSE_UP_SCALES`, read one
+        size at a time (the network's working memory grows with its batch)."""
+        kinds, colours = zip(*(self.read_close_ups(close_ups(pyramid, centres, np.asarray(radii) * s))
+                               for s in CLOSE_UP_SCALES))
+        return np.mean(kinds, axis=0), np.mean(colours, axis=0)
 
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[tuple[PieceReading, ...]]:
         """Per tile, the pieces read on it: one reading (which may say "none"), or several where the

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from itertools import combinations
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Every accuracy figure of the scanner's section in docs/benchmarks.md, from a fresh machine.
+#
+#   benchmarks/measure_scanner.sh SETS_DIR RESULTS_DIR [DEV_DIR]
+#
+# Renders the held-out sets into SETS_DIR where they are missing (the 200 renders of seeds
+# 1,000,000-1,000,199 and the three held-out calibration copies; about 20 min on 2 cores), then
+# writes one JSON per benchmark into RESULTS_DIR (about 40 min on 2 cores). DEV_DIR defaults to
+# ../shared/photos/dev. Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
+set -euo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 SETS_DIR RESULTS_DIR [DEV_DIR]" >&2; exit 2; }
+sets=$1
+results=$2
+here=$(cd "$(dirname "$0")" && pwd)
+dev=${3:-$here/../../shared/photos/dev}
+[ -d "$dev" ] || { echo "$0: no dev photos at $dev" >&2; exit 2; }
+mkdir -p "$sets" "$results"
+
+render_once() {  # DIR COUNT SEED [fjords render options]: render unless DIR already holds COUNT photos
+    local dir=$1 count=$2 seed=$3
+    shift 3
+    if [ "$(find "$dir" -name '*.jpg' 2>/dev/null | wc -l)" -lt "$count" ]; then
+        fjords render --count "$count" --seed "$seed" --out "$dir" --force "$@"
+    fi
+}
+
+render_once "$sets/render200" 200 1000000
+for copy in 1 2 3; do
+    render_once "$sets/copy$copy" 20 $((1200000 + 100 * copy)) --style vintage --colours orange,purple --copy "$copy"
+done
+
+run() {  # NAME COMMAND...: the command's stdout into RESULTS_DIR/NAME.json
+    local name=$1
+    shift
+    echo "$(date -u +%H:%M:%S) $name" >&2
+    "$@" > "$results/$name.json"
+}
+
+run eval200 fjords eval "$sets/render200" --json
+run evaldev fjords eval "$dev" --json
+run inview python "$here/bench_scan.py" "$sets/render200" --in-view 0.95 --json
+run truth60 python "$here/bench_scan.py" "$sets/render200" --truth-geometry --limit 60 --json
+run benchdev python "$here/bench_scan.py" "$dev" --json
+run rule_breaks python "$here/bench_rule_breaks.py" --count 20 --json
+for copy in 1 2 3; do
+    run "copy$copy" python "$here/bench_calibration.py" "$sets/copy$copy" --json
+done
+run devcalib python "$here/bench_calibration.py" "$dev" --calibrate-on fjords_02000.jpg --json
+echo "$(date -u +%H:%M:%S) done: $results" >&2

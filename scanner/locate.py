@@ -85,11 +85,20 @@ class TileTopNet:
         self.version = self.model.version
 
     def maps(self, image_bgr: np.ndarray, side: int = WORK_SIDE) -> tuple[np.ndarray, np.ndarray, float]:
-        """Tile-top probability and centre maps of a photo shrunk to ``side`` pixels, and the map scale."""
+        """Tile-top probability and centre maps of a photo shrunk to ``side`` pixels, and the map scale.
+
+        Each map is the mean of the network's reading of the photo and of its mirror image (mirrored
+        back). A table photographed from the other side of the lamp looks mirrored, and the network
+        was trained on mirrored photos too, so the second view is a second opinion: it steadies the
+        centre peaks the lattice search starts from (on 120 renders of training seeds: silent sector
+        errors 1,031 → 592, errors per board 40.1 → 31.5; models/README.md).
+        """
         height, width = image_bgr.shape[:2]
         size = work_size(width, height, side)
         small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
-        out = self.model.run(small.transpose(2, 0, 1)[None].astype(np.float32))[0][0]
+        views = [self.model.run(np.ascontiguousarray(view.transpose(2, 0, 1))[None].astype(np.float32))[0][0]
+                 for view in (small, small[:, ::-1])]
+        out = 0.5 * (views[0] + views[1][:, :, ::-1])
         scale = size[0] / OUTPUT_STRIDE / width
         return out[0], out[1], scale
 

@@ -1,5 +1,7 @@
 """The lattice maths: camera model, fitting, and axial assignment of tile centres."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -375,6 +377,19 @@ def test_locate_board_keeps_the_tiles_bounding_box():
     region = locate_board(np.zeros((384, 512, 3), np.uint8), _FixedMaps(probability, probability, 0.25))
     # Map pixels 40..89 cover photo pixels 160..359 (4 photo pixels each); edges at pixel borders.
     np.testing.assert_allclose(region.bbox_px, (159.5, 119.5, 359.5, 239.5))
+
+
+def test_tile_top_maps_of_a_mirrored_photo_are_mirrored():
+    from scanner.locate import TileTopNet
+
+    # The network alone reads a mirrored photo a little differently; the mean of both views does not.
+    photo = cv2.resize(cv2.imread(str(Path(__file__).parent.parent / "sample_images" / "table-classic.jpg")),
+                       PHOTO)
+    net = TileTopNet()
+    probability, heat, _ = net.maps(photo)
+    mirrored_probability, mirrored_heat, _ = net.maps(np.ascontiguousarray(photo[:, ::-1]))
+    np.testing.assert_allclose(mirrored_probability[:, ::-1], probability, atol=1e-6)
+    np.testing.assert_allclose(mirrored_heat[:, ::-1], heat, atol=1e-6)
 
 
 def test_locate_board_without_tiles_says_no_board():

@@ -43,6 +43,8 @@ SUPPORTED_EDGES = 0.5
 GOOD_SUPPORT = 0.2
 #: Runner-up lattice hypotheses tried, in order, while the fit has fewer supported tiles than that.
 RUNNERS_UP = 2
+#: Fewest tiles whose centres (or edges) are trusted to measure the lens's barrel distortion.
+MIN_LENS_TILES = 12
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,8 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
         The previous video frame's fit: when most of its tiles are found again
         near where they were, the lattice search is skipped.
     lens_k1 : float, optional
-        The camera's barrel distortion from a calibration: kept instead of fitted.
+        The camera's barrel distortion from a calibration: used where too few tiles are found
+        to fit the photo's own (fewer than :data:`MIN_LENS_TILES`).
 
     Raises
     ------
@@ -193,12 +196,14 @@ def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment
     height, width = image_bgr.shape[:2]
     size = (width, height)
     timings: dict[str, float] = {}
-    model = assignment.model if lens_k1 is None else replace(assignment.model, k1=lens_k1)
-    fit_distortion = lens_k1 is None
+    # A board showing enough tiles measures its own lens: a calibrated one holds only for the camera and
+    # zoom it was measured with (on copies photographed with other lenses it misplaced tiles, docs/calibration.md).
+    fit_distortion = lens_k1 is None or assignment.inlier.sum() >= MIN_LENS_TILES
+    model = assignment.model if fit_distortion else replace(assignment.model, k1=lens_k1)
     if assignment.inlier.sum() >= 8:
         # Robust refit: a candidate on a piece or a neighbour's edge must not pull the whole lattice.
         model = fit_model(hex_centres(assignment.axial[assignment.inlier]), points[assignment.inlier], size,
-                          initial=model, fit_distortion=fit_distortion and assignment.inlier.sum() >= 12,
+                          initial=model, fit_distortion=fit_distortion and assignment.inlier.sum() >= MIN_LENS_TILES,
                           loss_scale_px=0.1 * model.scale_px(hex_centres(assignment.axial[assignment.inlier]).mean(0)))
     cells = _present_cells(model, board_region, assignment)
     timings["cells"] = time.perf_counter() - start
@@ -280,7 +285,7 @@ def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometr
         lattice = hex_corners(hexes)[good]
         shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
         model = fit_model(lattice.reshape(-1, 2), shifted, size, initial=model,
-                          fit_distortion=fit_distortion and good.sum() >= 12,
+                          fit_distortion=fit_distortion and good.sum() >= MIN_LENS_TILES,
                           loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0)))
         rectified, inside, origin = rectify(image, model, low, high)
         poses = refine_poses(edge_response(rectified, inside), origin, centres)

@@ -22,7 +22,7 @@ from fjords.board import Board, Piece
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, segment_of
 from scanner.calibration import Calibration, CalibrationError, fit_terrain_look, free_calibration_path, \
     save_calibration, sector_features
-from scanner.lattice_model import fit_model, hex_centres
+from scanner.lattice_model import MIN_LENS_TILES, fit_model, hex_centres
 from scanner.patches import Pyramid, hex_patches
 from scanner.pieces import COLOUR_SPREAD, PieceReading, rgb_to_lab
 from scanner.sectors import sector_visibility
@@ -41,8 +41,6 @@ MIN_PIECE_SEEN = 0.5
 #: Two calibrated colours closer than this (CIELAB ΔE) are named alike: the scan's colour naming (spread
 #: COLOUR_SPREAD) gives a piece lit a little differently to the other player.
 MIN_COLOUR_DISTANCE = 3.0 * COLOUR_SPREAD
-#: Fewest tiles whose centres fit the lens model.
-MIN_LENS_TILES = 12
 
 
 @dataclass(frozen=True)

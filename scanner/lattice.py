@@ -24,7 +24,7 @@ import numpy as np
 
 from fjords.geometry import Hex
 from scanner.lattice_assign import MATCH_TOLERANCE, Assignment, lattice_hypotheses
-from scanner.lattice_model import LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
+from scanner.lattice_model import MIN_LENS_TILES, LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
 from scanner.lattice_refine import LOOSE_PRIOR, edge_response, rectify, refine_poses
 from scanner.locate import BoardRegion, NoBoardFound
 
@@ -43,8 +43,6 @@ SUPPORTED_EDGES = 0.5
 GOOD_SUPPORT = 0.2
 #: Runner-up lattice hypotheses tried, in order, while the fit has fewer supported tiles than that.
 RUNNERS_UP = 2
-#: Fewest tiles whose centres (or edges) are trusted to measure the lens's barrel distortion.
-MIN_LENS_TILES = 12
 
 
 @dataclass(frozen=True)

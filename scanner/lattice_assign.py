@@ -21,6 +21,7 @@ from scipy.spatial import cKDTree
 
 from scanner.lattice_model import (
     DIRECTION_STEPS,
+    MIN_LENS_TILES,
     LatticeModel,
     affine_from,
     direct_homography,
@@ -205,7 +206,7 @@ def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray
             inlier = inlier_new
         if radius > 1e8:
             break
-    if fit_distortion and inlier.sum() >= 12:
+    if fit_distortion and inlier.sum() >= MIN_LENS_TILES:
         model = _refit(model, hex_centres(axial[inlier]), points[inlier], image_size, True)
     board = model.image_to_board(points)
     axial, residual, inlier = _match(board, weights)

@@ -26,6 +26,8 @@ SQRT3 = math.sqrt(3.0)
 #: Tile corners about a centre at circumradius 1, corner ``k`` at ``30 + 60·k`` degrees counter-clockwise.
 UNIT_CORNERS = np.array([(math.cos(math.radians(corner_angle(k))), -math.sin(math.radians(corner_angle(k))))
                          for k in range(6)])
+#: Fewest tiles whose centres (or edges) are trusted to measure the lens's barrel distortion ``k1``.
+MIN_LENS_TILES = 12
 #: Board-plane step of each lattice direction ``d``.
 DIRECTION_STEPS = np.array([(SQRT3 * (dq + dr / 2.0), 1.5 * dr) for dq, dr in
                             ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))])

@@ -244,7 +244,7 @@ def test_fit_lattice_follows_the_previous_frame():
 
 
 def test_a_calibrated_lens_stands_in_only_where_too_few_tiles_show():
-    from scanner.lattice import MIN_LENS_TILES
+    from scanner.lattice_model import MIN_LENS_TILES
 
     model = _photo_model()
     image, region, _ = _drawn_board(model, _disc(3))

@@ -94,6 +94,12 @@ class DecodeSettings:
     min_stone_beside : a rune stone is reported on an empty lattice position beside the
         tiles when the chance that a piece stands there times the chance that it is a
         rune stone reaches this.
+    min_crowded_confidence : a tile the piece models read as holding several pieces is
+        believed only when its terrain and the board's median tile read at least this
+        sure; otherwise the lattice may have put one cell across two tiles, whose pieces
+        then look like two on one: the likeliest piece is read alone and the others are
+        listed under ``doubtful_pieces`` (on renders of training seeds every legal tile
+        read as crowded but one was on a tile or board read less sure; models/README.md).
     """
 
     mismatch: float = 0.02
@@ -106,6 +112,7 @@ class DecodeSettings:
     max_unread_visible: float = 0.2
     min_piece_confidence: float = 0.4
     min_stone_beside: float = 0.7
+    min_crowded_confidence: float = 0.95
 
 
 @dataclass(frozen=True)
@@ -302,6 +309,12 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         }
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         on_tile = standing_inside(e.pieces, e.corners_px)
+        if len(on_tile) > 1 and min(confidence, board_median) < settings.min_crowded_confidence:
+            on_tile.sort(key=lambda reading: reading.kind_probs[0])
+            doubtful += [piece_to_json(piece) for reading in on_tile[1:]
+                         if (piece := decode_piece(h, reading, terrain, settings, confidence, piece_calibration,
+                                                   board_median)) is not None]
+            on_tile = on_tile[:1]
         for reading in on_tile:
             piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration, board_median)
             if piece is None:

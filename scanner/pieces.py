@@ -53,9 +53,10 @@ SPOT_GRID = 16
 """Side of the spot model's heat map, in cells (each cell is 4×4 pixels of the 64×64 piece crop)."""
 MIN_SPOT = 0.5
 """Heat of a peak that counts as a piece standing there."""
-MIN_SECOND_SPOT = 0.8
-"""Heat every peak needs for a tile to be read as holding several pieces (at least two must reach it). Chosen
-on renders of training seeds: no tile of 80 legal boards read as crowded (models/README.md)."""
+MIN_SECOND_SPOT = 0.6
+"""Heat every peak needs (in the mean of a crop's and its mirror image's reading) for a tile to be read as holding
+several pieces (at least two must reach it). Chosen on renders of training seeds with the decoder's check of such
+tiles (:class:`scanner.assemble.DecodeSettings` ``min_crowded_confidence``; models/README.md)."""
 MAX_PIECES_PER_TILE = 3
 CLOSE_UP_SCALES = (1.0, 0.88, 1.12)
 """Sizes of the close-ups the kind model reads per piece, as shares of the usual one. The presence model's points,
@@ -135,6 +136,10 @@ class Spot:
     top: tuple[float, float]
 
 
+def _sigmoid(logits: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-logits))
+
+
 def find_spots(heat: np.ndarray, regress: np.ndarray, min_score: float = MIN_SPOT) -> list[list[Spot]]:
     """The peaks of each crop's heat map at least ``min_score`` high, strongest first.
 
@@ -146,7 +151,7 @@ def find_spots(heat: np.ndarray, regress: np.ndarray, min_score: float = MIN_SPO
     """
     from scipy.ndimage import maximum_filter
 
-    score = 1.0 / (1.0 + np.exp(-heat[:, 0]))
+    score = _sigmoid(heat[:, 0])
     peaks = (score == maximum_filter(score, size=(1, 3, 3), mode="constant")) & (score >= min_score)
     spots: list[list[Spot]] = [[] for _ in range(len(score))]
     for n, y, x in zip(*np.nonzero(peaks)):
@@ -212,6 +217,21 @@ class PieceClassifier:
                                for s in CLOSE_UP_SCALES))
         return np.mean(kinds, axis=0), np.mean(colours, axis=0)
 
+    def read_spots(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The spot model's heat logits (n, 1, G, G) and regressions (n, 4, G, G) of piece crops (model input),
+        each the mean of its reading of the crop and of the crop mirrored left to right (mirrored back).
+
+        Where two pieces share a tile the second peak is the weaker, and one view alone may lose it; the
+        mean of two views lets a second piece be shown from a lower peak (:data:`MIN_SECOND_SPOT`).
+        """
+        heat, regress = self.spots.run(crops)
+        mirrored_heat, mirrored_regress = self.spots.run(np.ascontiguousarray(crops[..., ::-1]))
+        # Mirrored back: cells run the other way, and the horizontal offset and base-to-top vector turn.
+        mirrored_regress = mirrored_regress[..., ::-1] * np.array([-1.0, 1.0, -1.0, 1.0])[None, :, None, None]
+        chance = 0.5 * (_sigmoid(heat) + _sigmoid(mirrored_heat[..., ::-1]))
+        chance = np.clip(chance, 1e-6, 1.0 - 1e-6)
+        return np.log(chance) - np.log1p(-chance), 0.5 * (regress + mirrored_regress)
+
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[tuple[PieceReading, ...]]:
         """Per tile, the pieces read on it: one reading (which may say "none"), or several where the
         spot model sees several pieces."""
@@ -224,7 +244,7 @@ class PieceClassifier:
         occupied = np.flatnonzero(p_present >= MIN_SPOT)
         spots: list[list[Spot]] = [[] for _ in corners]
         if len(occupied):
-            for n, found in zip(occupied, find_spots(*self.spots.run(crops[occupied]))):
+            for n, found in zip(occupied, find_spots(*self.read_spots(crops[occupied]))):
                 spots[n] = found
         # One candidate per piece to read: (tile, chance a piece stands there, base and top in crop units).
         candidates = []

@@ -160,6 +160,21 @@ def test_several_readings_on_one_tile_are_all_reported_and_the_engine_sees_the_b
     assert any(v.rule == "two-pieces-on-tile" for v in board.legal_violations())
 
 
+def test_several_readings_on_a_tile_read_unsure_keep_the_likeliest_and_list_the_others_as_doubtful():
+    """A tile the lattice put across two real tiles may show their two pieces: not a break shown on faith."""
+    likelier = reading(2, 1)
+    weaker = PieceReading(np.array([0.3, 0.6, 0.05, 0.05]), likelier.colour_probs, COLOUR_NAMES, (10.0, 10.0),
+                          (10.0, 5.0), 7, likelier.rgb)
+    unsure = sure("PPPPPPPPPPPP", p=0.9)
+    board = assemble({A: evidence(A, unsure, weaker, likelier)})
+    assert board.tiles[A].extra["confidence"] < DecodeSettings().min_crowded_confidence
+    assert [p.kind for p in board.pieces] == ["settler"]
+    assert [p["kind"] for p in board.extra["doubtful_pieces"]] == ["house"]
+    assert not any(v.rule == "two-pieces-on-tile" for v in board.legal_violations())
+    # Read sure, the same two readings are a rule break shown.
+    assert len(assemble({A: evidence(A, sure("PPPPPPPPPPPP"), weaker, likelier)}).pieces) == 2
+
+
 # -- a rune stone beside the tiles (Odin, on an empty lattice position) ----------------------------
 
 C = Hex(-1, 0)  # beside A, no tile there

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Mapping
 
 import numpy as np
+from scipy.special import expit, logit
 
 from scanner.onnx_model import OnnxModel
 from scanner.patches import (PIECE_CROP, Pyramid, apply_homography, close_ups, piece_crops, piece_window_matrix,
@@ -136,10 +137,6 @@ class Spot:
     top: tuple[float, float]
 
 
-def _sigmoid(logits: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-logits))
-
-
 def find_spots(heat: np.ndarray, regress: np.ndarray, min_score: float = MIN_SPOT) -> list[list[Spot]]:
     """The peaks of each crop's heat map at least ``min_score`` high, strongest first.
 
@@ -151,7 +148,7 @@ def find_spots(heat: np.ndarray, regress: np.ndarray, min_score: float = MIN_SPO
     """
     from scipy.ndimage import maximum_filter
 
-    score = _sigmoid(heat[:, 0])
+    score = expit(heat[:, 0])
     peaks = (score == maximum_filter(score, size=(1, 3, 3), mode="constant")) & (score >= min_score)
     spots: list[list[Spot]] = [[] for _ in range(len(score))]
     for n, y, x in zip(*np.nonzero(peaks)):
@@ -228,9 +225,8 @@ class PieceClassifier:
         mirrored_heat, mirrored_regress = self.spots.run(np.ascontiguousarray(crops[..., ::-1]))
         # Mirrored back: cells run the other way, and the horizontal offset and base-to-top vector turn.
         mirrored_regress = mirrored_regress[..., ::-1] * np.array([-1.0, 1.0, -1.0, 1.0])[None, :, None, None]
-        chance = 0.5 * (_sigmoid(heat) + _sigmoid(mirrored_heat[..., ::-1]))
-        chance = np.clip(chance, 1e-6, 1.0 - 1e-6)
-        return np.log(chance) - np.log1p(-chance), 0.5 * (regress + mirrored_regress)
+        chance = 0.5 * (expit(heat) + expit(mirrored_heat[..., ::-1]))
+        return logit(np.clip(chance, 1e-6, 1.0 - 1e-6)), 0.5 * (regress + mirrored_regress)
 
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[tuple[PieceReading, ...]]:
         """Per tile, the pieces read on it: one reading (which may say "none"), or several where the

@@ -24,7 +24,10 @@ throw away what the rules say:
 * **One piece per tile** is the prior, not a constraint: each tile's crop
   gives one reading, unless the spot model sees several clear peaks on it
   (:mod:`scanner.pieces`); then each is reported and the engine reports the
-  break. A rule break is shown, never decoded away.
+  break, when the tile and the board's median tile read at least
+  ``min_crowded_confidence`` sure. On a tile read less sure the lattice may have
+  put one cell across two tiles: its likeliest piece is read alone and the others
+  are listed in ``doubtful_pieces``, for the player to check, never dropped.
 * **Houses and settlers stand on plains.** A player piece whose base falls on a
   sector that is not plain is moved to the nearest plain sector within one
   sector of it (the base point is imprecise near boundaries); if there is none
@@ -319,7 +322,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
             piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration, board_median)
             if piece is None:
                 continue
-            # Pieces the spot model found sharing a tile are a rule break: shown, never set aside.
+            # Pieces believed to share a tile are a rule break: shown, never set aside.
             if (piece_calibration is not None and len(on_tile) == 1
                     and piece.extra["confidence"] < settings.min_piece_confidence):
                 doubtful.append(piece_to_json(piece))

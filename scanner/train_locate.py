@@ -169,7 +169,8 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     """Train for a time budget (the machine is shared: steps per minute vary), then export ONNX.
 
     The learning rate follows a cosine from ``peak_lr`` to 0 over the budget;
-    ``resume`` continues from saved weights (the ``.pt`` written next to the model).
+    ``resume`` continues from saved weights: the ``.pt`` written next to the model, or a shipped ``.onnx``
+    (see :func:`load_onnx_weights`; its batch norms stay frozen).
     """
     import torch
 
@@ -180,7 +181,10 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     size = (images.shape[2], images.shape[1])
     target = np.stack([targets(corners[owners == i], visible[owners == i], size) for i in range(len(images))])
     net = make_network()
-    if resume is not None:
+    frozen_norms = resume is not None and resume.suffix == ".onnx"
+    if frozen_norms:
+        load_onnx_weights(net, resume)
+    elif resume is not None:
         net.load_state_dict(torch.load(resume))
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     bce = torch.nn.functional.binary_cross_entropy
@@ -188,6 +192,10 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     start = time.time()
     step, recent = 0, []
     net.train()
+    if frozen_norms:
+        for module in net.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.eval()
     while (elapsed := time.time() - start) < budget:
         for group in optimiser.param_groups:
             group["lr"] = peak_lr * 0.5 * (1.0 + np.cos(np.pi * elapsed / budget))
@@ -207,8 +215,38 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
         if step % 25 == 0:
             print(f"step {step} ({elapsed / 60:.1f} min) loss {np.mean(recent):.4f}", flush=True)
             recent = []
+    out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(net.state_dict(), out.with_suffix(".pt"))
     export(net, out, size)
+
+
+def load_onnx_weights(net, path: Path) -> None:
+    """Put the weights of an exported network back into ``net`` (from :func:`make_network`).
+
+    The export folded each batch norm into the convolution before it, so the folded weights go into the
+    convolution and the batch norm is set to pass its input on with the folded bias added; it must then be kept
+    in eval mode, since batch statistics would undo the folding. The exported convolutions are in the network's
+    own order.
+    """
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer}
+    folded = [n.input[1:] for n in graph.node if n.op_type == "Conv" and not n.input[1].startswith("head.")]
+    pairs = [m for m in net.modules() if isinstance(m, torch.nn.Sequential) and isinstance(m[0], torch.nn.Conv2d)]
+    if len(pairs) != len(folded):
+        raise ValueError(f"{path}: {len(folded)} folded convolutions for {len(pairs)} blocks")
+    with torch.no_grad():
+        for (conv, norm, _), (weight, bias) in zip(pairs, folded):
+            conv.weight.copy_(weights[weight])
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(weights[bias])
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1.0 - norm.eps)
+        net.head.weight.copy_(weights["head.weight"])
+        net.head.bias.copy_(weights["head.bias"])
 
 
 def _batch(images: np.ndarray, target: np.ndarray, rng: np.random.Generator, n: int, crop: int):
@@ -236,7 +274,6 @@ def export(net, out: Path, size: tuple[int, int]) -> None:
     import torch
 
     net.eval()
-    out.parent.mkdir(parents=True, exist_ok=True)
     example = torch.zeros(1, 3, size[1], size[0])
     torch.onnx.export(net, example, str(out), input_names=["image"], output_names=["maps"], opset_version=17,
                       dynamic_axes={"image": {2: "height", 3: "width"}, "maps": {2: "h", 3: "w"}}, dynamo=False)
@@ -255,15 +292,17 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--minutes", type=float, default=20.0, help="training time budget")
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--out", type=Path, default=DEFAULT_MODEL)
-    fit.add_argument("--resume", type=Path, default=None, help="continue from these weights (.pt)")
+    fit.add_argument("--resume", type=Path, default=None, help="continue from these weights (.pt, or an exported .onnx)")
     fit.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
     fit.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
+    fit.add_argument("--crop", type=int, default=128, help="side of the square training crops (multiple of 8)")
+    fit.add_argument("--batch", type=int, default=12, help="crops per step")
     args = parser.parse_args(argv)
     if args.step == "data":
         build_dataset(args.count, args.seed, args.out)
     else:
-        train(args.data, args.minutes, args.out, args.seed, resume=args.resume, peak_lr=args.lr,
-              threads=args.threads)
+        train(args.data, args.minutes, args.out, args.seed, crop=args.crop, batch=args.batch, resume=args.resume,
+              peak_lr=args.lr, threads=args.threads)
     return 0
 
 

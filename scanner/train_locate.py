@@ -235,11 +235,12 @@ def load_onnx_weights(net, path: Path) -> None:
     graph = onnx.load(str(path)).graph
     weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer}
     folded = [n.input[1:] for n in graph.node if n.op_type == "Conv" and not n.input[1].startswith("head.")]
-    pairs = [m for m in net.modules() if isinstance(m, torch.nn.Sequential) and isinstance(m[0], torch.nn.Conv2d)]
-    if len(pairs) != len(folded):
-        raise ValueError(f"{path}: {len(folded)} folded convolutions for {len(pairs)} blocks")
+    conv_blocks = [m for m in net.modules()
+                   if isinstance(m, torch.nn.Sequential) and isinstance(m[0], torch.nn.Conv2d)]
+    if len(conv_blocks) != len(folded):
+        raise ValueError(f"{path}: {len(folded)} folded convolutions for {len(conv_blocks)} blocks")
     with torch.no_grad():
-        for (conv, norm, _), (weight, bias) in zip(pairs, folded):
+        for (conv, norm, _), (weight, bias) in zip(conv_blocks, folded):
             conv.weight.copy_(weights[weight])
             norm.weight.fill_(1.0)
             norm.bias.copy_(weights[bias])
@@ -292,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--minutes", type=float, default=20.0, help="training time budget")
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--out", type=Path, default=DEFAULT_MODEL)
-    fit.add_argument("--resume", type=Path, default=None, help="continue from these weights (.pt, or an exported .onnx)")
+    fit.add_argument("--resume", type=Path, default=None,
+                     help="continue from these weights (.pt, or an exported .onnx)")
     fit.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
     fit.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
     fit.add_argument("--crop", type=int, default=128, help="side of the square training crops (multiple of 8)")

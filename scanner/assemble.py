@@ -313,7 +313,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         on_tile = standing_inside(e.pieces, e.corners_px)
         if len(on_tile) > 1 and min(confidence, board_median) < settings.min_crowded_confidence:
-            on_tile.sort(key=lambda reading: reading.kind_probs[0])
+            on_tile.sort(key=lambda reading: reading.kind_probs[0])  # least chance of no piece first
             doubtful += [piece_to_json(piece) for reading in on_tile[1:]
                          if (piece := decode_piece(h, reading, terrain, settings, confidence, piece_calibration,
                                                    board_median)) is not None]

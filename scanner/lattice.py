@@ -196,12 +196,13 @@ def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment
     timings: dict[str, float] = {}
     # A board showing enough tiles measures its own lens: a calibrated one holds only for the camera and
     # zoom it was measured with (on copies photographed with other lenses it misplaced tiles, docs/calibration.md).
-    fit_distortion = lens_k1 is None or assignment.inlier.sum() >= MIN_LENS_TILES
+    inliers = int(assignment.inlier.sum())
+    fit_distortion = lens_k1 is None or inliers >= MIN_LENS_TILES
     model = assignment.model if fit_distortion else replace(assignment.model, k1=lens_k1)
-    if assignment.inlier.sum() >= 8:
+    if inliers >= 8:
         # Robust refit: a candidate on a piece or a neighbour's edge must not pull the whole lattice.
         model = fit_model(hex_centres(assignment.axial[assignment.inlier]), points[assignment.inlier], size,
-                          initial=model, fit_distortion=fit_distortion and assignment.inlier.sum() >= MIN_LENS_TILES,
+                          initial=model, fit_distortion=fit_distortion and inliers >= MIN_LENS_TILES,
                           loss_scale_px=0.1 * model.scale_px(hex_centres(assignment.axial[assignment.inlier]).mean(0)))
     cells = _present_cells(model, board_region, assignment)
     timings["cells"] = time.perf_counter() - start

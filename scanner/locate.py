@@ -96,8 +96,7 @@ class TileTopNet:
         height, width = image_bgr.shape[:2]
         size = work_size(width, height, side)
         small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
-        views = [self.model.run(np.ascontiguousarray(view.transpose(2, 0, 1))[None].astype(np.float32))[0][0]
-                 for view in (small, small[:, ::-1])]
+        views = [self.model.run(view.transpose(2, 0, 1)[None])[0][0] for view in (small, small[:, ::-1])]
         out = 0.5 * (views[0] + views[1][:, :, ::-1])
         scale = size[0] / OUTPUT_STRIDE / width
         return out[0], out[1], scale

@@ -222,7 +222,7 @@ class PieceClassifier:
         mean of two views lets a second piece be shown from a lower peak (:data:`MIN_SECOND_SPOT`).
         """
         heat, regress = self.spots.run(crops)
-        mirrored_heat, mirrored_regress = self.spots.run(np.ascontiguousarray(crops[..., ::-1]))
+        mirrored_heat, mirrored_regress = self.spots.run(crops[..., ::-1])
         # Mirrored back: cells run the other way, and the horizontal offset and base-to-top vector turn.
         mirrored_regress = mirrored_regress[..., ::-1] * np.array([-1.0, 1.0, -1.0, 1.0])[None, :, None, None]
         chance = 0.5 * (expit(heat) + expit(mirrored_heat[..., ::-1]))

@@ -54,9 +54,11 @@ def analysis(board: Board) -> dict[str, Any]:
     return out
 
 
-def document(board: Board) -> dict[str, Any]:
-    """The scan's fjords-board/1 document with the engine's analysis added."""
+def document(board: Board, advice: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+    """The scan's fjords-board/1 document with the engine's analysis and the scan's advice added."""
     doc = board.to_json()
+    if advice:
+        doc.setdefault("scanner", {})["advice"] = list(advice)
     doc.update(analysis(board))
     return doc
 
@@ -128,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"fjords: error: {photo}: {exc}", file=sys.stderr)
             first_failure = first_failure or exc.exit_code
             continue
-        doc = document(result.board)
+        doc = document(result.board, result.advice)
         if args.json:
             print(json.dumps(doc, indent=None if len(args.photos) > 1 else 2))
         else:

@@ -24,7 +24,10 @@ centred between its base and its top, as the spot model places them).
 
 With a calibration (player name → RGB of that table's pieces) colours are
 named instead by the nearest calibrated colour in CIELAB, measured from the
-piece's own pixels between its base and its top.
+piece's own pixels between its base and its top. A piece whose colour lies
+further than :data:`PALETTE_FIT` from every calibrated player's (a player the
+calibration does not know, or another copy's calibration) is named among the
+standard names, as without a calibration.
 
 ``python -m scanner.pieces train|evaluate --help`` trains and measures the
 presence model (see :mod:`scanner.train_pieces`; the others:
@@ -104,13 +107,27 @@ def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
 COLOUR_SPREAD = 12.0
 
 
+#: CIELAB ΔE from the nearest calibrated player's colour beyond which a piece fits no calibrated player and is
+#: named among the standard names. A player's pieces drift far from their calibrated colour on the copy's other
+#: photos (median 15–36, 95th percentile 37–60 on four copies of training seeds), so pieces of a player the
+#: calibration does not know cannot all be told apart: at 60, 59 % of such pieces got standard names and 2.6 % of
+#: the calibrated players' own pieces did (docs/calibration.md).
+PALETTE_FIT = 60.0
+
+
 def calibrated_colour_probs(rgb: tuple[int, int, int], palette: Mapping[str, tuple[int, int, int]],
-                            spread: float = COLOUR_SPREAD) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Soft nearest-colour naming in CIELAB: probabilities ∝ exp(−ΔE² / 2·spread²)."""
+                            spread: float = COLOUR_SPREAD) -> tuple[np.ndarray, tuple[str, ...], float]:
+    """Soft nearest-colour naming in CIELAB: probabilities ∝ exp(−ΔE² / 2·spread²).
+
+    Returns
+    -------
+    probs, names : the probability of each calibrated name.
+    nearest : ΔE to the nearest calibrated colour (how well the piece fits the palette at all).
+    """
     names = tuple(palette)
     labs = rgb_to_lab(np.array([palette[n] for n in names]))
     distance2 = ((labs - rgb_to_lab(np.array(rgb))) ** 2).sum(axis=1)
-    return softmax(-distance2 / (2 * spread ** 2)), names
+    return softmax(-distance2 / (2 * spread ** 2)), names, float(np.sqrt(distance2.min()))
 
 
 def piece_rgb(image: np.ndarray, base: np.ndarray, top: np.ndarray, radius: float) -> tuple[int, int, int]:
@@ -265,7 +282,9 @@ class PieceClassifier:
             rgb = piece_rgb(image, base, top, radii[k] * 0.06)
             probs, names = colour_probs[k], COLOUR_NAMES
             if self.palette:
-                probs, names = calibrated_colour_probs(rgb, self.palette)
+                calibrated, calibrated_names, nearest = calibrated_colour_probs(rgb, self.palette)
+                if nearest <= PALETTE_FIT:
+                    probs, names = calibrated, calibrated_names
             readings[n].append(PieceReading(kind_probs[k], probs, names, (float(base[0]), float(base[1])),
                                             (float(top[0]), float(top[1])), sector_at(corners[n], base), rgb))
         return [tuple(r) for r in readings]

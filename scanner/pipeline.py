@@ -22,7 +22,7 @@ import numpy as np
 
 from fjords.board import Board
 from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble
-from scanner.calibration import load_calibration, sector_features
+from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import Pyramid, hex_patches
@@ -145,7 +145,8 @@ class Scanner:
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
-        advice = list(report.advice) + tile_size_advice(in_view) + unread_advice(board) + doubtful_advice(board)
+        advice = (list(report.advice) + tile_size_advice(in_view) + unread_advice(board) + doubtful_advice(board)
+                  + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr)
 
@@ -233,6 +234,18 @@ def doubtful_advice(board: Board) -> list[str]:
     named = _first_few([f"{p.get('player') or ''} {p['kind']} at ({p['q']},{p['r']})".strip() for p in doubtful])
     return [f"{len(doubtful)} possible piece(s) not counted, the scan is unsure of them ({named}): "
             "check them on the table."]
+
+
+def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:
+    """One sentence about pieces whose paint fits no player of the calibration (:data:`scanner.pieces.PALETTE_FIT`)."""
+    if not calibration or not calibration.colours:
+        return []
+    strangers = [p for p in board.pieces if p.is_player_piece and p.player not in calibration.colours]
+    if not strangers:
+        return []
+    named = _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in strangers])
+    return [f"{len(strangers)} piece(s) match no player colour of calibration {calibration.name} and were named by "
+            f"the standard colours ({named}): a player it does not know, or another copy's calibration?"]
 
 
 def _first_few(names: list[str], most: int = 6) -> str:

@@ -168,6 +168,15 @@ def test_calibrate_then_scan_with_it(config_dir, capsys):
     assert {p["player"] for p in scanned["pieces"] if p.get("player")} <= set(saved["colours"])
 
 
+def test_pieces_of_players_the_calibration_does_not_know_keep_their_standard_names(capsys):
+    # The shipped example knows black and blue; this table's players are blue, green and yellow.
+    assert main(["scan", str(SAMPLES / "table-2022.jpg"), "--calibration", "table-classic", "--json"]) == 0
+    scanned = json.loads(capsys.readouterr().out)
+    players = {p["player"] for p in scanned["pieces"] if p.get("player")}
+    assert {"green", "yellow"} <= players
+    assert any("match no player colour of calibration table-classic" in a for a in scanned["scanner"]["advice"])
+
+
 def test_calibrate_refuses_to_replace_and_leaves_the_old_one(config_dir, capsys):
     photo, board = SAMPLES / "table-classic.jpg", SAMPLES / "table-classic.json"
     path = config_dir / "calibrations" / "home.json"

@@ -5,9 +5,9 @@ import pytest
 
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import PIECE_CROP, PIECE_WINDOW, apply_homography, piece_window_matrix
-from scanner.pieces import (COLOUR_NAMES, MAX_PIECES_PER_TILE, MIN_SECOND_SPOT, PIECE_KINDS, SPOT_GRID,
-                            SPOTS_MODEL_FILE, Spot, calibrated_colour_probs, count_spots, crowding_spots, find_spots,
-                            piece_rgb)
+from scanner.pieces import (COLOUR_NAMES, MAX_PIECES_PER_TILE, MIN_SECOND_SPOT, PALETTE_FIT, PIECE_KINDS,
+                            SPOT_GRID, SPOTS_MODEL_FILE, Spot, calibrated_colour_probs, count_spots, crowding_spots,
+                            find_spots, piece_rgb)
 
 PALETTE = {"red": (200, 30, 40), "orange": (240, 130, 20), "blue": (30, 60, 200), "white": (240, 240, 235)}
 
@@ -15,11 +15,17 @@ PALETTE = {"red": (200, 30, 40), "orange": (240, 130, 20), "blue": (30, 60, 200)
 @pytest.mark.parametrize("rgb, name", [((190, 40, 45), "red"), ((230, 140, 40), "orange"),
                                         ((40, 70, 180), "blue"), ((225, 228, 230), "white")])
 def test_calibrated_colour_is_the_nearest_in_lab(rgb, name):
-    probs, names = calibrated_colour_probs(rgb, PALETTE)
+    probs, names, nearest = calibrated_colour_probs(rgb, PALETTE)
     assert names == tuple(PALETTE)
     assert names[int(np.argmax(probs))] == name
     assert probs.sum() == pytest.approx(1.0)
     assert probs.max() > 0.9
+    assert nearest < PALETTE_FIT
+
+
+def test_a_colour_far_from_every_calibrated_one_does_not_fit_the_palette():
+    assert calibrated_colour_probs((40, 140, 60), PALETTE)[2] > PALETTE_FIT  # green, among red/orange/blue/white
+    assert calibrated_colour_probs((200, 30, 40), PALETTE)[2] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_piece_rgb_reads_the_pixels_between_base_and_top():

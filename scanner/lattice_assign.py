@@ -238,15 +238,15 @@ def _match(board: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarr
     inlier = residual < MATCH_TOLERANCE
     # Where several candidates claim one position keep the closest (ties: the heaviest).
     order = np.lexsort((-weights, residual))
-    seen: set[tuple[int, int]] = set()
-    for i in order:
-        if not inlier[i]:
-            continue
-        key = (int(axial[i, 0]), int(axial[i, 1]))
-        if key in seen:
-            inlier[i] = False
-        else:
-            seen.add(key)
+    claimants = order[inlier[order]]
+    # A stable sort by position keeps each position's claimants in that order: the first of each run wins.
+    positions = axial[claimants]
+    by_position = np.lexsort((positions[:, 1], positions[:, 0]))
+    ranked = positions[by_position]
+    first = np.ones(len(ranked), dtype=bool)
+    first[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
+    inlier[:] = False
+    inlier[claimants[by_position[first]]] = True
     return axial, residual, inlier
 
 

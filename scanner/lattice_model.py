@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable
 
 import numpy as np
@@ -95,20 +96,25 @@ class LatticeModel:
 
     def image_to_board(self, px: np.ndarray) -> np.ndarray:
         """Board-plane points seen at photo pixels ``(..., 2)``."""
-        return apply_homography(np.linalg.inv(self.homography), self.undistort(px))
+        return apply_homography(self._inverse, self.undistort(px))
+
+    @cached_property
+    def _inverse(self) -> np.ndarray:
+        # The lattice search maps thousands of point sets through one model: invert it once.
+        return np.linalg.inv(self.homography)
 
     def distort(self, ideal: np.ndarray) -> np.ndarray:
         c = np.asarray(self.centre)
         d = np.asarray(ideal, dtype=np.float64) - c
-        r2 = np.sum(d * d, axis=-1, keepdims=True) / (self.norm * self.norm)
+        r2 = _squared_length(d) / (self.norm * self.norm)
         return c + d * (1.0 + self.k1 * r2)
 
     def undistort(self, photo: np.ndarray, iterations: int = 6) -> np.ndarray:
         c = np.asarray(self.centre)
         dd = np.asarray(photo, dtype=np.float64) - c
         d = dd.copy()
-        for _ in range(iterations):
-            r2 = np.sum(d * d, axis=-1, keepdims=True) / (self.norm * self.norm)
+        for _ in range(iterations if self.k1 != 0.0 else 0):  # without distortion d = dd, exactly
+            r2 = _squared_length(d) / (self.norm * self.norm)
             d = dd / (1.0 + self.k1 * r2)
         return c + d
 
@@ -125,6 +131,11 @@ class LatticeModel:
         p = np.asarray(board_pt, dtype=np.float64).reshape(1, 2)
         img = self.board_to_image(np.concatenate([p, p + [[1e-3, 0.0]], p + [[0.0, 1e-3]]]))
         return bool(np.linalg.det(np.stack([img[1] - img[0], img[2] - img[0]], axis=-1)) < 0)
+
+
+def _squared_length(d: np.ndarray) -> np.ndarray:
+    """``|d|²`` over the last axis (of length 2), keeping it; as ``np.sum`` gives it, without its slow reduction."""
+    return (d[..., 0] * d[..., 0] + d[..., 1] * d[..., 1])[..., None]
 
 
 def apply_homography(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
@@ -184,7 +195,7 @@ def fit_model(board_pts: np.ndarray, image_pts: np.ndarray, image_size: tuple[in
     def residuals(params: np.ndarray) -> np.ndarray:
         h, k1 = unpack(params)
         ideal = apply_homography(h, nb)
-        mapped = ideal * (1.0 + k1 * np.sum(ideal * ideal, axis=-1, keepdims=True))
+        mapped = ideal * (1.0 + k1 * _squared_length(ideal))
         return ((mapped - target) * sqrt_w[:, None]).ravel()
 
     x0 = np.concatenate([h0.ravel()[free], [initial.k1] if fit_distortion else []])
@@ -206,11 +217,11 @@ def direct_homography(board_pts: np.ndarray, image_pts: np.ndarray) -> np.ndarra
     tb, ti = _normaliser(board_pts), _normaliser(image_pts)
     b = apply_homography(tb, board_pts)
     i = apply_homography(ti, image_pts)
-    rows = []
-    for (x, y), (u, v) in zip(b, i):
-        rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y, -u])
-        rows.append([0, 0, 0, x, y, 1, -v * x, -v * y, -v])
-    _, _, vt = np.linalg.svd(np.asarray(rows))
+    x, y, u, v = b[:, 0], b[:, 1], i[:, 0], i[:, 1]
+    one, zero = np.ones_like(x), np.zeros_like(x)
+    rows = np.stack([np.stack([x, y, one, zero, zero, zero, -u * x, -u * y, -u], axis=-1),
+                     np.stack([zero, zero, zero, x, y, one, -v * x, -v * y, -v], axis=-1)], axis=1)
+    _, _, vt = np.linalg.svd(rows.reshape(-1, 9))
     h = np.linalg.inv(ti) @ vt[-1].reshape(3, 3) @ tb
     return h / h[2, 2]
 

@@ -52,13 +52,31 @@ def rectify(image: np.ndarray, model: LatticeModel, board_min: np.ndarray, board
     photo = model.board_to_image(board).astype(np.float32)
     # Shrinking the photo onto the rectified grid would alias: blur in proportion first.
     shrink = model.scale_px((board_min + board_max) / 2.0) / scale
-    source = image.astype(np.float32)
-    if shrink > 1.5:
-        source = cv2.GaussianBlur(source, (0, 0), 0.5 * shrink)
-    rectified = cv2.remap(source, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    sigma = 0.5 * shrink if shrink > 1.5 else 0.0
     h, w = image.shape[:2]
+    # Blur and sample only the part of the photo the view reaches (the board may fill a corner of it). The
+    # part keeps a margin wider than the blur's kernel, and reaches the photo's border wherever the view
+    # does, so every rectified pixel is what the whole photo would give.
+    x0, y0, x1, y1 = _reach(photo, (w, h), margin=int(math.ceil(4.0 * sigma)) + 2)
+    source = image[y0:y1, x0:x1].astype(np.float32)
+    if sigma > 0.0:
+        source = cv2.GaussianBlur(source, (0, 0), sigma)
+    rectified = cv2.remap(source, photo[..., 0] - np.float32(x0), photo[..., 1] - np.float32(y0), cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_REPLICATE)
     inside = (photo[..., 0] >= 0) & (photo[..., 0] <= w - 1) & (photo[..., 1] >= 0) & (photo[..., 1] <= h - 1)
     return rectified.reshape(height, width, -1), inside, board_min.astype(np.float64)
+
+
+def _reach(photo: np.ndarray, size: tuple[int, int], margin: int) -> tuple[int, int, int, int]:
+    """Whole-pixel box ``(x0, y0, x1, y1)`` of the photo holding sample points ``(..., 2)`` and a margin."""
+    width, height = size
+    xs, ys = photo[..., 0], photo[..., 1]
+    corners = np.array([[xs.min(), ys.min()], [xs.max(), ys.max()]], dtype=np.float64)
+    if not np.isfinite(corners).all():  # a degenerate view: take the whole photo
+        return 0, 0, width, height
+    low, high = np.clip(corners, 0, [width - 1, height - 1])
+    return (max(0, int(math.floor(low[0])) - margin), max(0, int(math.floor(low[1])) - margin),
+            min(width, int(math.ceil(high[0])) + margin + 1), min(height, int(math.ceil(high[1])) + margin + 1))
 
 
 def edge_response(rectified: np.ndarray, inside: np.ndarray) -> np.ndarray:

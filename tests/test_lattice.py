@@ -168,6 +168,29 @@ def test_assignment_ignores_far_outliers():
     assert not found.inlier[len(hexes):].any()
 
 
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2, 2), st.integers(-2, 2), st.floats(-0.4, 0.4), st.floats(-0.4, 0.4),
+                          st.floats(0.1, 1.0)), min_size=1, max_size=30))
+def test_match_keeps_the_closest_candidate_of_each_position(candidates):
+    from scanner.lattice_assign import MATCH_TOLERANCE, _match
+
+    axial = np.array([(q, r) for q, r, *_ in candidates])
+    board = hex_centres(axial) + np.array([(dx, dy) for _, _, dx, dy, _ in candidates])
+    weights = np.array([w for *_, w in candidates])
+    found, residual, inlier = _match(board, weights)
+    assert (found == axial).all()
+    for position in {tuple(a) for a in axial}:
+        claim = (axial == position).all(axis=1) & (residual < MATCH_TOLERANCE)
+        if not claim.any():
+            assert not inlier[(axial == position).all(axis=1)].any()
+            continue
+        assert inlier[claim].sum() == 1
+        kept = np.flatnonzero(claim & inlier)[0]
+        best = min(np.flatnonzero(claim), key=lambda i: (residual[i], -weights[i]))
+        assert (residual[kept], weights[kept]) == (residual[best], weights[best])
+
+
 # -- fit_lattice on a drawn board (no network: the region is drawn from the known tiles) -----------------
 
 import cv2  # noqa: E402
@@ -412,3 +435,25 @@ def test_locate_board_without_tiles_says_no_board():
     empty = np.zeros((96, 128), np.float32)
     with pytest.raises(NoBoardFound):
         locate_board(np.zeros((384, 512, 3), np.uint8), _FixedMaps(empty, empty, 0.25))
+
+
+@pytest.mark.parametrize("centre, scale", [((1000.0, 760.0), 70.0), ((150.0, 120.0), 90.0), ((1900.0, 1450.0), 40.0)])
+def test_rectify_reads_the_part_of_the_photo_as_the_whole_photo_would(centre, scale):
+    from scanner.lattice_refine import RECTIFIED_SCALE, rectify
+
+    image = np.random.default_rng(3).integers(0, 256, (SIZE[1], SIZE[0], 3), dtype=np.uint8)
+    h = np.array([[scale, 0.0, centre[0]], [0.0, scale, centre[1]], [2e-4, -1e-4, 1.0]])
+    model = LatticeModel.for_image(h, SIZE, -0.05)
+    low, high = np.array([-4.0, -3.0]), np.array([4.0, 3.5])
+    rectified, inside, origin = rectify(image, model, low, high)
+    # The whole photo, blurred as rectify does for a view shrunk this much, sampled at the same points.
+    ys, xs = np.mgrid[0:rectified.shape[0], 0:rectified.shape[1]].astype(np.float64)
+    photo = model.board_to_image(np.stack([xs / RECTIFIED_SCALE + low[0], ys / RECTIFIED_SCALE + low[1]], -1))
+    photo = photo.astype(np.float32)
+    shrink = model.scale_px((low + high) / 2.0) / RECTIFIED_SCALE
+    source = image.astype(np.float32)
+    if shrink > 1.5:
+        source = cv2.GaussianBlur(source, (0, 0), 0.5 * shrink)
+    whole = cv2.remap(source, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    assert np.array_equal(rectified, whole.reshape(rectified.shape))
+    assert (origin == low).all() and inside.any()

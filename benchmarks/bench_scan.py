@@ -11,8 +11,9 @@ the lattice fit, which measures the sector and piece stages alone. Several
 ``--in-view F`` keeps only the photos whose every true tile is at least ``F`` in
 view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
-(:func:`fjords.compare.piece_error_causes`), how often confident tiles and
-pieces are wrong, and median seconds per stage.
+(:func:`fjords.compare.piece_error_causes`), rune stones beside the tiles found and invented, legal
+boards read with two pieces on a tile, how often confident tiles and pieces are wrong, and median seconds
+per stage.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from fjords.board import Board
-from fjords.compare import compare, piece_error_causes, summarize
+from fjords.compare import compare, piece_error_causes, stones_and_crowding, summarize
 from fjords.errors import FjordsError
 from fjords_cli.eval_command import find_photos
 from scanner.assemble import DecodeSettings, assemble
@@ -100,6 +101,8 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
             "doubtful_pieces": sum(len(b.extra.get("doubtful_pieces", ())) for b in boards),
             "piece_error_causes": dict(causes.most_common()),
+            "stones_and_crowding": dict(sum((stones_and_crowding(b, t, c)
+                                             for b, t, c in zip(boards, truths, comparisons)), Counter())),
             "reliability": summary["reliability"],
         }
     stages = sorted({s for t in timings for s in t})

@@ -237,6 +237,27 @@ def piece_error_causes(scanned: Board, truth: Board, comparison: Comparison | No
     return causes
 
 
+def stones_and_crowding(scanned: Board, truth: Board, comparison: Comparison | None = None) -> Counter[str]:
+    """Two rule-related diagnoses of a scan, as counts, under ``comparison``'s alignment.
+
+    ``stones beside``: rune stones standing beside the true tiles (Odin); ``stones found``: those the
+    scan reads there as rune stones; ``stones invented``: rune stones the scan reads beside the true
+    tiles where none stands. ``legal board`` is 1 when no true tile holds two pieces, and then
+    ``read with two on a tile`` is 1 when some scanned tile does (a rule break the scan invents).
+    """
+    comparison = comparison or compare(scanned, truth)
+    turned = scanned.rotated(comparison.rotation)
+    stones = {p.hex.translated(*comparison.translation) for p in turned.pieces if p.kind == "runestone"}
+    seen = stones - set(truth.tiles)
+    beside = {p.hex for p in truth.pieces if p.kind == "runestone" and p.hex not in truth.tiles}
+    counts = Counter({"stones beside": len(beside), "stones found": len(beside & seen),
+                      "stones invented": len(seen - beside)})
+    if max(Counter(p.hex for p in truth.pieces).values(), default=0) <= 1:
+        counts["legal board"] += 1
+        counts["read with two on a tile"] += max(Counter(p.hex for p in turned.pieces).values(), default=0) >= 2
+    return counts
+
+
 def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[set[int], int]:
     """Indices of the matched scanned pieces (one-to-one) and the piece errors.
 

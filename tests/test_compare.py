@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fjords.board import Board, Piece, Tile
-from fjords.compare import (Comparison, bootstrap_interval, compare, piece_error_causes, ratio, summarize,
-                            wilson_interval)
+from fjords.compare import (Comparison, bootstrap_interval, compare, piece_error_causes, ratio,
+                            stones_and_crowding, summarize, wilson_interval)
 from fjords.geometry import Hex
 
 # No symmetry: every rotation and translation but the identity moves some letter.
@@ -246,3 +246,16 @@ def test_piece_error_causes_name_every_wrong_piece_once():
     true_side = sum(n for cause, n in causes.items() if cause not in ("one too many", "nothing there", "no tile there"))
     assert true_side == N_PIECES
     assert piece_error_causes(TRUTH, TRUTH) == {"right": N_PIECES}
+
+
+def test_stones_and_crowding_count_odin_stones_and_invented_rule_breaks():
+    assert stones_and_crowding(TRUTH, TRUTH) == {"stones beside": 1, "stones found": 1, "stones invented": 0,
+                                                 "legal board": 1, "read with two on a tile": 0}
+    pieces = [p for p in TRUTH.pieces if p.hex != Hex(2, -1)]
+    scanned = TRUTH.with_pieces(pieces + [Piece(Hex(-1, -1), None, "runestone"),   # beside, where none stands
+                                          Piece(Hex(0, 0), 6, "settler", "blue")])  # a second piece on a tile
+    counts = stones_and_crowding(scanned.rotated(4), TRUTH)
+    assert counts == {"stones beside": 1, "stones found": 0, "stones invented": 1,
+                      "legal board": 1, "read with two on a tile": 1}
+    crowded_truth = TRUTH.with_pieces(list(TRUTH.pieces) + [Piece(Hex(0, 1), 9, "house", "blue")])
+    assert stones_and_crowding(crowded_truth, crowded_truth)["legal board"] == 0

@@ -32,6 +32,14 @@ throw away what the rules say:
   sector that is not plain is moved to the nearest plain sector within one
   sector of it (the base point is imprecise near boundaries); if there is none
   it stays where it was read, and the engine reports the break.
+* **A colour has four houses, and its settlers are joined to them.** Houses and
+  settlers are the same wood in two shapes, and the kind model confuses them
+  more than anything else it reads. A fifth house of a colour, or a settler not
+  joined to a house of its colour through pieces of its colour, is a rule break
+  that a single wrong kind explains: the reading of the pieces concerned most
+  nearly of the other kind changes kind when it is at least ``kind_rule`` as
+  likely to be the other kind (:func:`settle_kinds`). A piece read sure of its
+  kind keeps it, and the engine reports the break.
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the
@@ -49,6 +57,7 @@ A sector whose decoded letter has a posterior below ``unsure`` is written
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
@@ -61,6 +70,8 @@ from fjords.boardjson import piece_to_json
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
 from scanner.confidence import PieceCalibration, board_confidence, piece_features
 from scanner.pieces import PIECE_KINDS, PieceReading
+
+HOUSES_PER_COLOUR = 4  # a colour's wooden houses, in either edition
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,9 @@ class DecodeSettings:
         then look like two on one: the likeliest piece is read alone and the others are
         listed under ``doubtful_pieces`` (on renders of training seeds every legal tile
         read as crowded but one was on a tile or board read less sure; models/README.md).
+    kind_rule : the factor by which the rules weaken a house or settler reading whose
+        kind breaks the rules on a colour's pieces (:func:`settle_kinds`); 0.2 was
+        chosen on renders of training seeds (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -116,6 +130,7 @@ class DecodeSettings:
     min_piece_confidence: float = 0.4
     min_stone_beside: float = 0.7
     min_crowded_confidence: float = 0.95
+    kind_rule: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -283,6 +298,77 @@ def decode_stone_beside(e: EmptyPositionEvidence, settings: DecodeSettings) -> P
     return Piece(e.hex, None, "runestone", None, extra=MappingProxyType(extra))
 
 
+@dataclass(frozen=True)
+class PlacedReading:
+    """A piece reading on a tile, with what decoding it needs; ``alone`` unless read as one of several."""
+
+    hex: Hex
+    reading: PieceReading
+    terrain: str
+    tile_confidence: float
+    alone: bool
+
+
+def decode_placed(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
+                  board_median: float) -> tuple[list[Piece], list[Piece]]:
+    """The pieces read on the tiles: those on the board, and those too doubtful to count."""
+    counted, doubtful = [], []
+    for p in placed:
+        piece = decode_piece(p.hex, p.reading, p.terrain, settings, p.tile_confidence, calibration, board_median)
+        if piece is None:
+            continue
+        # Pieces believed to share a tile are a rule break: shown, never set aside.
+        if calibration is not None and p.alone and piece.extra["confidence"] < settings.min_piece_confidence:
+            doubtful.append(piece)
+        else:
+            counted.append(piece)
+    return counted, doubtful
+
+
+def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: DecodeSettings,
+                 calibration: PieceCalibration | None, board_median: float) -> list[PlacedReading]:
+    """The readings with house and settler weighed against the rules on the pieces of a colour.
+
+    A colour has four houses, and every settler is joined to a house of its
+    colour through pieces of its colour. While the pieces on the board break one
+    of these rules, the reading most nearly of the other kind among the pieces
+    concerned has the kind that breaks it weakened by the factor ``kind_rule``
+    (house and settler together keep their share), and the board is read again.
+    A reading less than ``kind_rule`` as likely to be the other kind stays, and the
+    engine reports the break. Pieces read as sharing a tile are left as read.
+    """
+    house, settler = PIECE_KINDS.index("house"), PIECE_KINDS.index("settler")
+    placed = list(placed)
+    for _ in range(len(placed)):  # each round changes one reading; a bound, never reached in practice
+        counted, _doubtful = decode_placed(placed, settings, calibration, board_median)
+        houses = Counter(piece.player for piece in counted if piece.kind == "house")
+        suspects = []  # (piece, kind index that breaks the rule)
+        for violation in Board.from_tiles(tiles, counted).legal_violations():
+            if violation.rule == "piece-count":
+                suspects += [(piece, house) for piece in violation.pieces if piece.kind == "house"]
+            elif violation.rule == "settler-disconnected":
+                suspects += [(piece, settler) for piece in violation.pieces if houses[piece.player] < HOUSES_PER_COLOUR]
+        best = None  # (odds of the other kind, index in placed, kind to weaken)
+        for piece, weak in suspects:
+            index = next((i for i, p in enumerate(placed) if p.hex == piece.hex and p.alone), None)
+            if index is None:
+                continue
+            probs = placed[index].reading.kind_probs
+            odds = float(probs[house + settler - weak]) / max(float(probs[weak]), 1e-12)
+            if odds >= settings.kind_rule and (best is None or odds > best[0]):
+                best = (odds, index, weak)
+        if best is None:
+            break
+        _odds, index, weak = best
+        reading = placed[index].reading
+        probs = np.asarray(reading.kind_probs, dtype=np.float64).copy()
+        pair = probs[house] + probs[settler]
+        probs[weak] *= settings.kind_rule
+        probs[[house, settler]] *= pair / (probs[house] + probs[settler])
+        placed[index] = replace(placed[index], reading=replace(reading, kind_probs=probs))
+    return placed
+
+
 def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, edition: str = "classic",
              settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None,
              piece_calibration: PieceCalibration | None = None) -> Board:
@@ -300,7 +386,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     evidence = {h: e for h, e in evidence.items()
                 if not settings.max_unread_visible <= e.visible < 0.5 or set(terrains[h][0]) != {UNKNOWN}}
     board_median = board_confidence(terrains[h][1] for h in evidence)
-    tiles, pieces, doubtful = [], [], []
+    tiles, doubtful, placed = [], [], []
     for h, e in evidence.items():
         terrain, confidence = terrains[h]
         corners = np.asarray(e.corners_px, dtype=np.float64)
@@ -318,16 +404,10 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
                          if (piece := decode_piece(h, reading, terrain, settings, confidence, piece_calibration,
                                                    board_median)) is not None]
             on_tile = on_tile[:1]
-        for reading in on_tile:
-            piece = decode_piece(h, reading, terrain, settings, confidence, piece_calibration, board_median)
-            if piece is None:
-                continue
-            # Pieces believed to share a tile are a rule break: shown, never set aside.
-            if (piece_calibration is not None and len(on_tile) == 1
-                    and piece.extra["confidence"] < settings.min_piece_confidence):
-                doubtful.append(piece_to_json(piece))
-            else:
-                pieces.append(piece)
+        placed += [PlacedReading(h, reading, terrain, confidence, len(on_tile) == 1) for reading in on_tile]
+    placed = settle_kinds(placed, tiles, settings, piece_calibration, board_median)
+    pieces, unsure = decode_placed(placed, settings, piece_calibration, board_median)
+    doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]
     board_extra = dict(extra or {})

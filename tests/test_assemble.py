@@ -175,6 +175,63 @@ def test_several_readings_on_a_tile_read_unsure_keep_the_likeliest_and_list_the_
     assert len(assemble({A: evidence(A, sure("PPPPPPPPPPPP"), weaker, likelier)}).pieces) == 2
 
 
+# -- house or settler, weighed against the rules on a colour's pieces -----------------------------
+
+def leaning(house: float, settler: float, sector: int = 1, colour: str = "red") -> PieceReading:
+    """A reading of a piece surely there, ``house`` and ``settler`` its chances of each kind."""
+    sure_one = reading(1, sector, colour)
+    kinds = np.array([0.01, house, settler, 0.0])
+    return PieceReading(kinds / kinds.sum(), sure_one.colour_probs, COLOUR_NAMES, sure_one.base_px, sure_one.top_px,
+                        sector, sure_one.rgb)
+
+
+# A tile and the six around it, in order round the ring: a layout the rules allow, each tile beside the next.
+ROW = [Hex(0, 0), Hex(1, 0), Hex(1, -1), Hex(0, -1), Hex(-1, 0), Hex(-1, 1), Hex(0, 1)]
+PLAIN = "PPPPPPPPPPPP"
+
+
+def kinds_in_row(board) -> list[str]:
+    at = {p.hex: p.kind for p in board.pieces}
+    return [at.get(h, "-") for h in ROW[:len(at)]]
+
+
+def test_a_settler_joined_to_no_house_of_its_colour_is_the_likeliest_house_among_them():
+    board = assemble({ROW[0]: evidence(ROW[0], sure(PLAIN), reading(2, 1)),
+                      ROW[1]: evidence(ROW[1], sure(PLAIN), leaning(0.3, 0.6)),
+                      ROW[2]: evidence(ROW[2], sure(PLAIN), leaning(0.2, 0.7))})
+    assert kinds_in_row(board) == ["settler", "house", "settler"]
+    assert board.legal_violations() == []
+    assert board.pieces[1].extra["confidence"] < 0.9  # the rules made it a house, not the kind model
+
+
+def test_a_settler_read_sure_of_its_kind_stays_and_the_engine_reports_it():
+    board = assemble({ROW[0]: evidence(ROW[0], sure(PLAIN), reading(2, 1)),
+                      ROW[1]: evidence(ROW[1], sure(PLAIN), leaning(0.1, 0.9)),
+                      ROW[2]: evidence(ROW[2], sure(PLAIN))})
+    assert kinds_in_row(board) == ["settler", "settler"]
+    assert {v.rule for v in board.legal_violations()} == {"settler-disconnected"}
+
+
+def test_a_fifth_house_of_a_colour_is_the_least_sure_one_read_as_settler():
+    readings = [reading(1, 1), reading(1, 1), leaning(0.55, 0.4), reading(1, 1), leaning(0.6, 0.35)]
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)})
+    assert kinds_in_row(board) == ["house", "house", "settler", "house", "house"]
+    # Another colour's houses do not count against red's.
+    blue = [reading(1, 1), reading(1, 1, "blue"), leaning(0.55, 0.4), reading(1, 1), leaning(0.6, 0.35)]
+    assert kinds_in_row(assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, blue)})) == ["house"] * 5
+
+
+def test_five_houses_read_sure_stay_and_the_engine_reports_them():
+    board = assemble({h: evidence(h, sure(PLAIN), reading(1, 1)) for h in ROW[:5]})
+    assert kinds_in_row(board) == ["house"] * 5
+    assert {v.rule for v in board.legal_violations()} == {"piece-count"}
+
+
+def test_pieces_read_as_sharing_a_tile_keep_their_kinds():
+    board = assemble({A: evidence(A, sure(PLAIN), leaning(0.3, 0.6), reading(1, 7, "blue"))})
+    assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]
+
+
 # -- a rune stone beside the tiles (Odin, on an empty lattice position) ----------------------------
 
 C = Hex(-1, 0)  # beside A, no tile there

@@ -1,6 +1,6 @@
 """Calibrating from one photo: accuracy on the other photos of the same table, before and after.
 
-    python benchmarks/bench_calibration.py DIR [--calibrate-on NAME.jpg] [--truth-geometry] [--json]
+    python benchmarks/bench_calibration.py DIR [--calibrate-on NAME.jpg] [--truth-geometry] [--in-view F] [--json]
 
 DIR holds ``NAME.jpg`` + ``NAME.json`` photos of one table, e.g. renders of one
 copy in the style and piece colours no model trained on::
@@ -11,7 +11,10 @@ The calibration is made from one photo and its truth (the first by name that
 ``fjords calibrate`` accepts, or ``--calibrate-on``), exactly as ``fjords calibrate`` makes it, but kept in
 memory; every other photo is then scanned without and with it and compared with
 its truth (:func:`bench_scan.measure`). ``--truth-geometry`` reads the tiles at
-their true corners, isolating the reading stages from the lattice fit.
+their true corners, isolating the reading stages from the lattice fit. ``--in-view F``
+measures only the other photos whose every true tile is at least ``F`` in view (the
+calibration is still made from the first photo that calibrates): a tile cut off by the
+frame or under a hand cannot be read with or without a calibration.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench_scan import measure
+from bench_scan import all_in_view, measure
 
 from fjords.boardjson import read_board_file
 from fjords.errors import FjordsError
@@ -37,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--calibrate-on", metavar="NAME.jpg", help="the photo to calibrate from (default: first)")
     parser.add_argument("--truth-geometry", action="store_true", help="read tiles at their true corners")
+    parser.add_argument("--in-view", type=float, metavar="F",
+                        help="measure only photos whose every true tile is at least this share in view")
     parser.add_argument("--models", type=Path, help="folder of the ONNX models (default: models/)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -63,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if source is None:
         print(f"no photo in {args.dir} could be calibrated from (and at least one other needed)", file=sys.stderr)
         return 2
-    others = [p for p in photos if p != source]
+    others = [p for p in photos if p != source and (args.in_view is None or all_in_view(p, args.in_view))]
     report = {"calibrated_on": source.name, "calibration": calibration.to_json(), "photos": len(others)}
     for label, calibrated in (("without", None), ("with", calibration)):
         result = measure(others, Scanner(args.models, calibration=calibrated), args.truth_geometry)

@@ -45,6 +45,7 @@ run benchdev python "$here/bench_scan.py" "$dev" --json
 run rule_breaks python "$here/bench_rule_breaks.py" --count 20 --json
 for copy in 1 2 3; do
     run "copy$copy" python "$here/bench_calibration.py" "$sets/copy$copy" --json
+    run "copy$copy-inview" python "$here/bench_calibration.py" "$sets/copy$copy" --in-view 0.95 --json
 done
 run devcalib python "$here/bench_calibration.py" "$dev" --calibrate-on fjords_02000.jpg --json
 echo "$(date -u +%H:%M:%S) done: $results" >&2

@@ -245,12 +245,14 @@ class PieceClassifier:
         chance = 0.5 * (expit(heat) + expit(mirrored_heat[..., ::-1]))
         return logit(np.clip(chance, 1e-6, 1.0 - 1e-6)), 0.5 * (regress + mirrored_regress)
 
-    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> list[tuple[PieceReading, ...]]:
+    def predict(self, pyramid: Pyramid, corners: list[np.ndarray],
+                crops: np.ndarray | None = None) -> list[tuple[PieceReading, ...]]:
         """Per tile, the pieces read on it: one reading (which may say "none"), or several where the
-        spot model sees several pieces."""
+        spot model sees several pieces. ``crops`` are the tiles' :func:`~scanner.patches.piece_crops`
+        when already cut."""
         if not corners:
             return []
-        crops = to_tensor(piece_crops(pyramid, corners))
+        crops = to_tensor(piece_crops(pyramid, corners) if crops is None else crops)
         presence_logits, _, points = self.model.run(crops)
         p_present = 1.0 - softmax(presence_logits)[:, 0]
         # A tile holding two pieces holds one: the spot model need only look where the presence model sees one.

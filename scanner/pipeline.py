@@ -6,11 +6,13 @@
 
 :class:`Scanner` loads its models once, so a phone page or a video overlay can
 call :meth:`Scanner.scan` per frame; passing the previous frame's result lets
-the lattice fit start from the previous lattice.
+the lattice fit start from the previous lattice, and the tiles that have not
+changed keep what the classifiers read on them (:mod:`scanner.frames`).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -25,7 +27,8 @@ from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence
 from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
-from scanner.patches import Pyramid, hex_patches
+from scanner.frames import FrameReadings, PositionLook, block_means, merge_reused, still_corners, unchanged
+from scanner.patches import Pyramid, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, sector_visibility
 
@@ -54,6 +57,8 @@ class ScanResult:
     evidence : what the classifiers read per tile (:class:`TileEvidence`), to decode again
         with other settings without classifying again.
     image_bgr : the photo as scanned (upright, downscaled), so an overlay needs no second decode.
+    readings : what the classifiers read per lattice position, with how each looked (reused by the
+        next frame where nothing changed, :mod:`scanner.frames`).
     """
 
     board: Board
@@ -62,6 +67,7 @@ class ScanResult:
     lattice: Any = None
     evidence: dict = field(default_factory=dict, repr=False)
     image_bgr: np.ndarray | None = field(default=None, repr=False)
+    readings: FrameReadings | None = field(default=None, repr=False)
 
 
 class Scanner:
@@ -137,8 +143,10 @@ class Scanner:
             lattice = find_lattice(image_bgr, self.tile_tops, previous=previous.lattice if previous else None,
                                    lens_k1=self.calibration.lens_k1 if self.calibration else None)
         height, width = image_bgr.shape[:2]
-        evidence = self.evidence(image_bgr, list(lattice.cells.values()), scale=scale, timings=timings,
-                                 beside=lattice.empty_positions((width, height)))
+        cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
+        readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
+                                 previous=previous.readings if previous else None)
+        evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
@@ -148,7 +156,7 @@ class Scanner:
         advice = (list(report.advice) + tile_size_advice(in_view) + unread_advice(board) + doubtful_advice(board)
                   + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
-                          image_bgr=image_bgr)
+                          image_bgr=image_bgr, readings=readings)
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
              original_size: tuple[int, int] | None = None, file: str | None = None,
@@ -180,32 +188,79 @@ class Scanner:
         ``beside`` are empty lattice positions next to the tiles (``CellGeometry``-like); the piece
         models read them too, for a rune stone standing there (:class:`EmptyPositionEvidence`).
         """
+        readings = self.classify(image_bgr, cells, beside=beside, timings=timings)
+        return self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
+
+    def classify(self, image_bgr: np.ndarray, cells: list, *, beside: list = (),
+                 timings: dict[str, float] | None = None, previous: FrameReadings | None = None) -> FrameReadings:
+        """Run the classifiers on the tiles the lattice sees and the empty positions ``beside`` them.
+
+        ``previous`` is the last video frame's :class:`FrameReadings`: a tile whose sector patch, or a
+        position whose piece crop, has not changed since keeps what was read then (:mod:`scanner.frames`).
+        """
         timings = {} if timings is None else timings
-        seen = [c for c in cells if c.visible >= self.settings.min_tile_visible]
-        corners = [np.asarray(c.corners_px, dtype=np.float64) for c in seen]
+        if previous is not None and previous.source != self.reading_source:
+            previous = None
+        old = previous.looks if previous is not None else {}
+        tiles = [c for c in cells if c.visible >= self.settings.min_tile_visible]
+        positions = tiles + list(beside)
+        corners = [np.asarray(c.corners_px, dtype=np.float64) for c in positions]
+        still = [still_corners(old.get(c.hex), corners[n]) for n, c in enumerate(positions)]
+        here = [kept is not None for kept in still]
+        corners = [corners[n] if kept is None else kept for n, kept in enumerate(still)]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
-            patches = hex_patches(pyramid, corners)
-            sector_probs, readable = self.sectors.predict_patches(patches)
-            if self.calibration and self.calibration.terrain and len(patches):
-                sector_probs = self.calibration.terrain.adjust(sector_probs, sector_features(patches))
-            visible = sector_visibility(corners, image_bgr.shape) * readable
+            patches = hex_patches(pyramid, corners[:len(tiles)])
+            patch_blocks = block_means(patches)
+            kept_sectors = [here[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
+                            for n, c in enumerate(tiles)]
+            fresh = [n for n, kept in enumerate(kept_sectors) if not kept]
+            probs, readable = self.sectors.predict_patches(patches[fresh])
+            if self.calibration and self.calibration.terrain and fresh:
+                probs = self.calibration.terrain.adjust(probs, sector_features(patches[fresh]))
+            sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors, zip(probs, readable))
         with timed(timings, "pieces"):
-            empty_corners = [np.asarray(c.corners_px, dtype=np.float64) for c in beside]
-            pieces = self.pieces.predict(pyramid, corners + empty_corners)
+            crops = piece_crops(pyramid, corners)
+            crop_blocks = block_means(crops)
+            kept_pieces = [here[n] and unchanged(old[c.hex].crop_blocks, crop_blocks[n])
+                           for n, c in enumerate(positions)]
+            fresh = [n for n, kept in enumerate(kept_pieces) if not kept]
+            read = self.pieces.predict(pyramid, [corners[n] for n in fresh], crops=crops[fresh])
+            pieces = merge_reused(kept_pieces, lambda n: old[positions[n].hex].pieces, read)
+        looks = {c.hex: PositionLook(corners[n], crop_blocks[n], pieces[n],
+                                     patch_blocks[n] if n < len(tiles) else None,
+                                     sectors[n] if n < len(tiles) else None)
+                 for n, c in enumerate(positions)}
+        return FrameReadings(self.reading_source, looks,
+                             {"sectors": sum(kept_sectors), "pieces": sum(kept_pieces)})
+
+    def evidence_of(self, readings: FrameReadings, image_shape: tuple[int, ...], cells: list, *,
+                    beside: list = (), scale: float = 1.0) -> dict:
+        """The :class:`TileEvidence` (and :class:`EmptyPositionEvidence`) of what :meth:`classify` read,
+        geometry in original pixels."""
         evidence = {}
-        for n, cell in enumerate(beside):
-            readings = pieces[len(corners) + n]
-            evidence[cell.hex] = EmptyPositionEvidence(cell.hex, empty_corners[n] / scale,
-                                                       tuple(_in_original(r, scale) for r in readings))
+        for cell in beside:
+            look = readings.looks[cell.hex]
+            evidence[cell.hex] = EmptyPositionEvidence(cell.hex, look.corners_px / scale,
+                                                       tuple(_in_original(r, scale) for r in look.pieces))
+        seen = [c for c in cells if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
+        visible = sector_visibility([readings.looks[c.hex].corners_px for c in seen], image_shape)
         for n, cell in enumerate(seen):
-            evidence[cell.hex] = TileEvidence(cell.hex, sector_probs[n], visible[n], corners[n] / scale,
-                                              float(cell.visible), tuple(_in_original(r, scale) for r in pieces[n]))
+            look = readings.looks[cell.hex]
+            probs, readable = look.sectors
+            evidence[cell.hex] = TileEvidence(cell.hex, probs, visible[n] * readable, look.corners_px / scale,
+                                              float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces))
         for cell in cells:
             if cell.hex not in evidence:  # present but hidden: every sector unread
                 evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),
                                                   np.asarray(cell.corners_px) / scale, float(cell.visible))
         return evidence
+
+    @cached_property
+    def reading_source(self) -> tuple:
+        """What reads the tiles: the reading models' versions and the calibration (see :class:`FrameReadings`)."""
+        calibration = json.dumps(self.calibration.to_json(), sort_keys=True) if self.calibration else None
+        return self.sectors.version, self.pieces.version, calibration
 
 
 def _in_original(reading, scale: float):

@@ -1,0 +1,104 @@
+"""Video frames: reuse what the classifiers read on tiles that have not changed since the last frame.
+
+A live overlay scans frame after frame of a board that mostly stands still. The
+lattice already follows the previous frame's (:func:`scanner.lattice.fit_lattice`);
+this module lets the reading stages follow too. A lattice position whose corners
+moved less than :data:`STILL_SHARE` of its radius has not moved: the refinement of
+each frame's lattice jitters by a pixel or two, and the position keeps its previous
+corners, so that the overlay stands still and the same pixels are cut out again. Its
+sector patch and piece crop are then compared with the previous frame's: where they
+look as they did (every 8×8 block's mean colour within :data:`UNCHANGED_LEVELS`) the
+previous readings are kept instead of classifying again. A hand reaching in, a piece
+put down or a change of light alters some blocks by far more than a camera's noise,
+and the positions concerned are read again.
+
+The kind model reads a close-up around each piece that may reach a little beyond
+the piece crop; a change only there is seen when it reaches the crop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from fjords.geometry import Hex
+
+#: Largest change of an 8×8 block's mean colour (0–255) still taken for camera noise. Sensor
+#: noise of a few levels per pixel averages to well under one level over a block; a piece or a
+#: finger covering part of a block moves it by tens of levels.
+UNCHANGED_LEVELS = 6.0
+#: Side of the blocks compared, in patch pixels.
+BLOCK = 8
+#: Farthest a corner may move, as a share of the tile's radius, for a position to count as not
+#: moved. The reading models were trained on corners jittered by 4 % of a radius; a still board's
+#: refined corners move by 0.4–2.4 % from frame to frame (``benchmarks/bench_video.py``).
+STILL_SHARE = 0.05
+
+
+def block_means(images: np.ndarray, block: int = BLOCK) -> np.ndarray:
+    """Mean colour of each ``block``×``block`` block of each image.
+
+    Parameters
+    ----------
+    images : (n, h, w, c) array
+        ``h`` and ``w`` multiples of ``block``.
+
+    Returns
+    -------
+    (n, h // block, w // block, c) float32 array
+    """
+    n, h, w, c = images.shape
+    blocks = np.asarray(images, dtype=np.float32).reshape(n, h // block, block, w // block, block, c)
+    return blocks.mean(axis=(2, 4))
+
+
+@dataclass(frozen=True)
+class PositionLook:
+    """How one lattice position looked when it was read, and what was read there.
+
+    ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches`
+    (after a calibration's terrain look) for a tile; an empty position beside the tiles has no
+    sector patch and no sectors, only its pieces are read.
+    """
+
+    corners_px: np.ndarray                       # (6, 2) in the scanned image's pixels
+    crop_blocks: np.ndarray                      # block means of the piece crop
+    pieces: tuple                                # PieceReadings, points in the scanned image's pixels
+    patch_blocks: np.ndarray | None = None       # block means of the sector patch
+    sectors: tuple[np.ndarray, np.ndarray] | None = None
+
+
+@dataclass(frozen=True)
+class FrameReadings:
+    """What one frame's classifiers read, per lattice position, for the next frame to reuse.
+
+    ``source`` names the models and calibration that read it: readings are reused only by a
+    scanner with the same. ``reused`` counts the tiles whose sectors, and the positions whose
+    pieces, were taken from the frame before.
+    """
+
+    source: tuple
+    looks: Mapping[Hex, PositionLook] = field(default_factory=dict)
+    reused: Mapping[str, int] = field(default_factory=dict)
+
+
+def still_corners(previous: PositionLook | None, corners_px: np.ndarray, share: float = STILL_SHARE) -> np.ndarray | None:
+    """The previous corners of a position that has not moved (every corner within ``share`` of its radius), else None."""
+    if previous is None:
+        return None
+    radius = float(np.linalg.norm(previous.corners_px - previous.corners_px.mean(axis=0), axis=1).mean())
+    moved = float(np.linalg.norm(np.asarray(corners_px) - previous.corners_px, axis=1).max())
+    return previous.corners_px if moved < share * radius else None
+
+
+def unchanged(before: np.ndarray | None, after: np.ndarray, levels: float = UNCHANGED_LEVELS) -> bool:
+    """Whether every block mean of ``after`` lies within ``levels`` of ``before`` (False without ``before``)."""
+    return before is not None and float(np.abs(after - before).max()) <= levels
+
+
+def merge_reused(kept: list[bool], previous: Callable[[int], Any], fresh: Iterable) -> list:
+    """Per position ``n``: ``previous(n)`` where ``kept[n]``, else the next of ``fresh`` (read in order)."""
+    fresh = iter(fresh)
+    return [previous(n) if keep else next(fresh) for n, keep in enumerate(kept)]

@@ -1,0 +1,93 @@
+"""Video frames: tiles that have not changed keep the previous frame's readings; changed ones are read again."""
+
+import numpy as np
+import pytest
+
+from scanner.frames import PositionLook, block_means, still_corners, unchanged
+from scanner.onnx_model import DEFAULT_MODELS_DIR
+
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx")
+
+
+def test_block_means_average_each_block():
+    images = np.zeros((1, 16, 16, 3), np.uint8)
+    images[0, :8, 8:] = 80
+    images[0, 8:, :8, 1] = 40
+    means = block_means(images)
+    assert means.shape == (1, 2, 2, 3)
+    assert means[0, 0, 1].tolist() == [80, 80, 80] and means[0, 1, 0].tolist() == [0, 40, 0]
+    assert means[0, 0, 0].tolist() == [0, 0, 0]
+
+
+def test_noise_is_unchanged_and_a_covered_block_is_not():
+    rng = np.random.default_rng(0)
+    image = rng.integers(60, 200, (1, 64, 64, 3)).astype(np.uint8)
+    noisy = np.clip(image + rng.normal(0, 3, image.shape), 0, 255).astype(np.uint8)
+    assert unchanged(block_means(image), block_means(noisy))
+    covered = image.copy()
+    covered[0, 20:28, 40:48] = 250  # a piece or a finger over one block
+    assert not unchanged(block_means(image), block_means(covered))
+    assert not unchanged(None, block_means(image))
+
+
+def test_a_position_keeps_its_corners_while_it_has_not_moved():
+    hexagon = np.array([[100.0 + 50 * np.cos(np.radians(30 + 60 * k)), 100 + 50 * np.sin(np.radians(30 + 60 * k))]
+                        for k in range(6)])
+    look = PositionLook(hexagon, np.zeros((1, 1, 3)), ())
+    jittered = hexagon + np.random.default_rng(0).normal(0, 0.8, hexagon.shape)  # a refinement's jitter
+    assert still_corners(look, jittered) is hexagon
+    assert still_corners(look, hexagon + np.array([3.0, 0.0])) is None  # 6 % of the radius: it moved
+    assert still_corners(None, hexagon) is None
+
+
+@pytest.fixture(scope="module")
+def frames():
+    if not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS):
+        pytest.skip("models not trained")
+    from renderer import render_random
+    from scanner.pipeline import Scanner
+
+    scanner = Scanner()
+    image = render_random(900_101, width=1008, height=756).image
+    return scanner, image, scanner.scan(image)
+
+
+def test_a_frame_like_the_last_keeps_every_reading(frames):
+    scanner, image, first = frames
+    rng = np.random.default_rng(1)
+    noisy = np.clip(image + rng.normal(0, 2, image.shape), 0, 255).astype(np.uint8)
+    second = scanner.scan(noisy, previous=first)
+    tiles = sum(look.sectors is not None for look in first.readings.looks.values())
+    assert second.readings.reused["sectors"] >= 0.9 * tiles
+    assert second.readings.reused["pieces"] >= 0.9 * len(first.readings.looks)
+    same = scanner.scan(image, previous=first)
+    assert same.readings.reused == {"sectors": tiles, "pieces": len(first.readings.looks)}
+    assert same.board.to_json() == first.board.to_json()
+
+
+def test_tiles_that_changed_are_read_again(frames):
+    scanner, image, first = frames
+    cells = list(first.lattice.cells.values())
+    before = scanner.classify(image, cells)
+    middle = sorted(h for h, look in before.looks.items() if look.sectors is not None)[len(cells) // 2]
+    corners = before.looks[middle].corners_px
+    (x0, y0), (x1, y1) = np.floor(corners.min(axis=0)).astype(int), np.ceil(corners.max(axis=0)).astype(int)
+    changed = image.copy()
+    changed[y0:y1, x0:x1] = (90, 140, 200)  # a hand over one tile
+    followed = scanner.classify(changed, cells, previous=before)
+    fresh = scanner.classify(changed, cells)
+    assert 0 < followed.reused["sectors"] < len(before.looks)
+    assert middle not in {h for h, look in followed.looks.items() if look.sectors is before.looks[h].sectors}
+    # Unchanged tiles' patches are the same pixels: reusing them reads what reading afresh does.
+    for h, look in fresh.looks.items():
+        np.testing.assert_allclose(followed.looks[h].sectors[0], look.sectors[0], atol=1e-5)
+        assert [r.kind for r in followed.looks[h].pieces] == [r.kind for r in look.pieces]
+
+
+def test_readings_of_another_scanner_are_not_reused(frames):
+    from scanner.calibration import Calibration
+    from scanner.pipeline import Scanner
+
+    scanner, image, first = frames
+    other = Scanner(calibration=Calibration(name="other", colours={"red": (200, 30, 30), "blue": (30, 30, 200)}))
+    assert other.scan(image, previous=first).readings.reused == {"sectors": 0, "pieces": 0}

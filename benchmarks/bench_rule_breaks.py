@@ -1,15 +1,20 @@
 """Does a real rule break survive the scan? Renders boards that break one rule and counts how often the scan shows it.
 
     python benchmarks/bench_rule_breaks.py [--count 30] [--seed 1300000] [--width 2016 --height 1512]
-                                           [--keep DIR] [--json]
+                                           [--ways settler-cut-off ...] [--kind-rule 1] [--keep DIR] [--json]
 
-Two ways of breaking a rule, each on ``--count`` held-out boards (seeds from
+Three ways of breaking a rule, each on ``--count`` held-out boards (seeds from
 ``--seed``; seeds that allow no such break are skipped):
 
 * ``tile-laid-wrong``: a non-start tile is turned (with its pieces) until the
   engine reports ``edge-mismatch`` at it;
 * ``two-pieces``: a settler of the same player joins a piece on another
-  segment of its tile, so the engine reports ``two-pieces-on-tile`` there.
+  segment of its tile, so the engine reports ``two-pieces-on-tile`` there;
+* ``settler-cut-off``: a settler is moved to a plain of an empty tile where it
+  is joined to no house of its colour, so the engine reports
+  ``settler-disconnected`` there (read as a house it would be ``decoded away``:
+  what the decoder's kind rule, :func:`scanner.assemble.settle_kinds`, must not do
+  to a settler it reads sure).
 
 Each photo is scanned by the full pipeline (``full``: the scan is aligned on
 the truth first) and read at the render's true tile corners (``truth``: the
@@ -74,7 +79,23 @@ def crowd_a_tile(board: Board, rng: random.Random) -> Break | None:
     return None
 
 
-BREAKS = {"tile-laid-wrong": ("edge-mismatch", turn_a_tile), "two-pieces": ("two-pieces-on-tile", crowd_a_tile)}
+def cut_off_a_settler(board: Board, rng: random.Random) -> Break | None:
+    """``board`` with one settler moved to a plain of an empty tile not joined to a house of its colour."""
+    settlers = [p for p in board.pieces if p.kind == "settler"]
+    empty = [t for t in board.tiles.values() if "P" in t.terrain and not board.pieces_at(t.hex)]
+    rng.shuffle(settlers)
+    rng.shuffle(empty)
+    for settler in settlers[:5]:
+        for tile in empty:
+            moved = replace(settler, hex=tile.hex, sector=tile.terrain.index("P"))
+            broken = replace(board, pieces=tuple(moved if p is settler else p for p in board.pieces))
+            if reported_at(broken, "settler-disconnected", tile.hex):
+                return broken, tile.hex
+    return None
+
+
+BREAKS = {"tile-laid-wrong": ("edge-mismatch", turn_a_tile), "two-pieces": ("two-pieces-on-tile", crowd_a_tile),
+          "settler-cut-off": ("settler-disconnected", cut_off_a_settler)}
 
 
 def broken_edges(truth: Board, h: Hex) -> list[tuple[Hex, int, Hex, int]]:
@@ -90,6 +111,8 @@ def judge(scanned: Board, truth: Board, rule: str, h: Hex) -> str:
         return "shown"
     if rule == "two-pieces-on-tile":
         return "decoded away" if h in scanned.tiles and len(scanned.pieces_at(h)) == 1 else "other"
+    if rule == "settler-disconnected":  # read as a house, it would be joined: the kind rule's risk
+        return "decoded away" if any(p.kind == "house" for p in scanned.pieces_at(h)) else "other"
     pairs = broken_edges(truth, h)
     if any(a not in scanned.tiles or b not in scanned.tiles for a, _, b, _ in pairs):
         return "other"
@@ -160,13 +183,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="the decoder's weight of two different letters across an edge")
     parser.add_argument("--switch", type=float, default=DecodeSettings.switch,
                         help="the decoder's chance that the next sector round a rim differs (2/3: no ring prior)")
+    parser.add_argument("--kind-rule", type=float, default=DecodeSettings.kind_rule,
+                        help="the decoder's weight of a kind that breaks the rules on a colour's pieces (1: none)")
+    parser.add_argument("--ways", nargs="+", choices=list(BREAKS), default=list(BREAKS), help="which breaks")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-    scanner = Scanner(settings=DecodeSettings(mismatch=args.mismatch, switch=args.switch))
+    scanner = Scanner(settings=DecodeSettings(mismatch=args.mismatch, switch=args.switch, kind_rule=args.kind_rule))
     report = {way: measure(way, args.count, args.seed, (args.width, args.height), scanner, args.keep)
-              for way in BREAKS}
+              for way in args.ways}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0

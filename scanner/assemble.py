@@ -116,7 +116,7 @@ class DecodeSettings:
         read as crowded but one was on a tile or board read less sure; models/README.md).
     kind_rule : the factor by which the rules weaken a house or settler reading whose
         kind breaks the rules on a colour's pieces (:func:`settle_kinds`); 0.2 was
-        chosen on renders of training seeds (models/README.md).
+        chosen on renders of training seeds (models/README.md); 1 turns the rule off.
     """
 
     mismatch: float = 0.02
@@ -339,6 +339,8 @@ def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: Decod
     """
     house, settler = PIECE_KINDS.index("house"), PIECE_KINDS.index("settler")
     placed = list(placed)
+    if settings.kind_rule >= 1.0:  # the rules weigh nothing: every reading keeps its likeliest kind
+        return placed
     for _ in range(len(placed)):  # each round changes one reading; a bound, never reached in practice
         counted, _doubtful = decode_placed(placed, settings, calibration, board_median)
         houses = Counter(piece.player for piece in counted if piece.kind == "house")
@@ -354,7 +356,8 @@ def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: Decod
             if index is None:
                 continue
             probs = placed[index].reading.kind_probs
-            odds = float(probs[house + settler - weak]) / max(float(probs[weak]), 1e-12)
+            other = settler if weak == house else house
+            odds = float(probs[other]) / max(float(probs[weak]), 1e-12)
             if odds >= settings.kind_rule and (best is None or odds > best[0]):
                 best = (odds, index, weak)
         if best is None:

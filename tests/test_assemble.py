@@ -204,6 +204,14 @@ def test_a_settler_joined_to_no_house_of_its_colour_is_the_likeliest_house_among
     assert board.pieces[1].extra["confidence"] < 0.9  # the rules made it a house, not the kind model
 
 
+def test_a_kind_rule_of_one_weighs_nothing():
+    tiles = {ROW[0]: evidence(ROW[0], sure(PLAIN), reading(2, 1)),
+             ROW[1]: evidence(ROW[1], sure(PLAIN), leaning(0.45, 0.55)),
+             ROW[2]: evidence(ROW[2], sure(PLAIN))}
+    assert kinds_in_row(assemble(tiles)) == ["settler", "house"]
+    assert kinds_in_row(assemble(tiles, settings=DecodeSettings(kind_rule=1.0))) == ["settler", "settler"]
+
+
 def test_a_settler_read_sure_of_its_kind_stays_and_the_engine_reports_it():
     board = assemble({ROW[0]: evidence(ROW[0], sure(PLAIN), reading(2, 1)),
                       ROW[1]: evidence(ROW[1], sure(PLAIN), leaning(0.1, 0.9)),

@@ -5,7 +5,7 @@
 #
 # Renders the held-out sets into SETS_DIR where they are missing (the 200 renders of seeds
 # 1,000,000-1,000,199 and the three held-out calibration copies; about 10 min on 2 cores), then
-# writes one JSON per benchmark into RESULTS_DIR (about 20 min on 2 cores). DEV_DIR defaults to
+# writes one JSON per benchmark into RESULTS_DIR (about 25 min on 2 cores). DEV_DIR defaults to
 # ../shared/photos/dev. Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 SETS_DIR RESULTS_DIR [DEV_DIR]" >&2; exit 2; }

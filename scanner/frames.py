@@ -84,8 +84,9 @@ class FrameReadings:
     reused: Mapping[str, int] = field(default_factory=dict)
 
 
-def still_corners(previous: PositionLook | None, corners_px: np.ndarray, share: float = STILL_SHARE) -> np.ndarray | None:
-    """The previous corners of a position that has not moved (every corner within ``share`` of its radius), else None."""
+def still_corners(previous: PositionLook | None, corners_px: np.ndarray,
+                  share: float = STILL_SHARE) -> np.ndarray | None:
+    """The previous corners of a position that has not moved (each corner within ``share`` of its radius), or None."""
     if previous is None:
         return None
     radius = float(np.linalg.norm(previous.corners_px - previous.corners_px.mean(axis=0), axis=1).mean())

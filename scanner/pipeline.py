@@ -206,13 +206,13 @@ class Scanner:
         positions = tiles + list(beside)
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in positions]
         still = [still_corners(old.get(c.hex), corners[n]) for n, c in enumerate(positions)]
-        here = [kept is not None for kept in still]
+        not_moved = [kept is not None for kept in still]
         corners = [corners[n] if kept is None else kept for n, kept in enumerate(still)]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
             patches = hex_patches(pyramid, corners[:len(tiles)])
             patch_blocks = block_means(patches)
-            kept_sectors = [here[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
+            kept_sectors = [not_moved[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
                             for n, c in enumerate(tiles)]
             fresh = [n for n, kept in enumerate(kept_sectors) if not kept]
             probs, readable = self.sectors.predict_patches(patches[fresh])
@@ -222,7 +222,7 @@ class Scanner:
         with timed(timings, "pieces"):
             crops = piece_crops(pyramid, corners)
             crop_blocks = block_means(crops)
-            kept_pieces = [here[n] and unchanged(old[c.hex].crop_blocks, crop_blocks[n])
+            kept_pieces = [not_moved[n] and unchanged(old[c.hex].crop_blocks, crop_blocks[n])
                            for n, c in enumerate(positions)]
             fresh = [n for n, kept in enumerate(kept_pieces) if not kept]
             read = self.pieces.predict(pyramid, [corners[n] for n in fresh], crops=crops[fresh])

@@ -68,10 +68,11 @@ import numpy as np
 from fjords.board import Board, Piece, Tile
 from fjords.boardjson import piece_to_json
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
+from fjords.piece_checks import piece_verdicts
+from fjords.rules import Rules
 from scanner.confidence import PieceCalibration, board_confidence, piece_features
 from scanner.pieces import PIECE_KINDS, PieceReading
 
-HOUSES_PER_COLOUR = 4  # a colour's wooden houses, in either edition
 
 
 @dataclass(frozen=True)
@@ -326,30 +327,34 @@ def decode_placed(placed: list[PlacedReading], settings: DecodeSettings, calibra
 
 
 def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: DecodeSettings,
-                 calibration: PieceCalibration | None, board_median: float) -> list[PlacedReading]:
-    """The readings with house and settler weighed against the rules on the pieces of a colour.
+                 calibration: PieceCalibration | None, board_median: float,
+                 rules: Rules = Rules()) -> tuple[list[Piece], list[Piece]]:
+    """The pieces read on the tiles (as :func:`decode_placed`), house and settler weighed against the rules
+    on the pieces of a colour.
 
-    A colour has four houses, and every settler is joined to a house of its
-    colour through pieces of its colour. While the pieces on the board break one
-    of these rules, the reading most nearly of the other kind among the pieces
-    concerned has the kind that breaks it weakened by the factor ``kind_rule``
+    A colour has ``rules.houses_per_player`` houses, and every settler is joined to a
+    house of its colour through pieces of its colour. While the pieces on the board
+    break one of these rules, the reading most nearly of the other kind among the
+    pieces concerned has the kind that breaks it weakened by the factor ``kind_rule``
     (house and settler together keep their share), and the board is read again.
     A reading less than ``kind_rule`` as likely to be the other kind stays, and the
     engine reports the break. Pieces read as sharing a tile are left as read.
     """
     house, settler = PIECE_KINDS.index("house"), PIECE_KINDS.index("settler")
     placed = list(placed)
-    if settings.kind_rule >= 1.0:  # the rules weigh nothing: every reading keeps its likeliest kind
-        return placed
     for _ in range(len(placed)):  # each round changes one reading; a bound, never reached in practice
-        counted, _doubtful = decode_placed(placed, settings, calibration, board_median)
+        counted, doubtful = decode_placed(placed, settings, calibration, board_median)
+        if settings.kind_rule >= 1.0:  # the rules weigh nothing: every reading keeps its likeliest kind
+            return counted, doubtful
         houses = Counter(piece.player for piece in counted if piece.kind == "house")
         suspects = []  # (piece, kind index that breaks the rule)
-        for violation in Board.from_tiles(tiles, counted).legal_violations():
+        broken, _undecided = piece_verdicts(Board.from_tiles(tiles, counted, edition=rules.edition), rules)
+        for violation in broken:
             if violation.rule == "piece-count":
                 suspects += [(piece, house) for piece in violation.pieces if piece.kind == "house"]
             elif violation.rule == "settler-disconnected":
-                suspects += [(piece, settler) for piece in violation.pieces if houses[piece.player] < HOUSES_PER_COLOUR]
+                suspects += [(piece, settler) for piece in violation.pieces
+                             if houses[piece.player] < rules.houses_per_player]
         best = None  # (odds of the other kind, index in placed, kind to weaken)
         for piece, weak in suspects:
             index = next((i for i, p in enumerate(placed) if p.hex == piece.hex and p.alone), None)
@@ -361,7 +366,7 @@ def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: Decod
             if odds >= settings.kind_rule and (best is None or odds > best[0]):
                 best = (odds, index, weak)
         if best is None:
-            break
+            return counted, doubtful
         _odds, index, weak = best
         reading = placed[index].reading
         probs = np.asarray(reading.kind_probs, dtype=np.float64).copy()
@@ -369,7 +374,7 @@ def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: Decod
         probs[weak] *= settings.kind_rule
         probs[[house, settler]] *= pair / (probs[house] + probs[settler])
         placed[index] = replace(placed[index], reading=replace(reading, kind_probs=probs))
-    return placed
+    return decode_placed(placed, settings, calibration, board_median)
 
 
 def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, edition: str = "classic",
@@ -408,8 +413,8 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
                                                    board_median)) is not None]
             on_tile = on_tile[:1]
         placed += [PlacedReading(h, reading, terrain, confidence, len(on_tile) == 1) for reading in on_tile]
-    placed = settle_kinds(placed, tiles, settings, piece_calibration, board_median)
-    pieces, unsure = decode_placed(placed, settings, piece_calibration, board_median)
+    pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median,
+                                  Rules.for_edition(edition))
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]

@@ -115,12 +115,24 @@ class Camera:
         return np.stack([u, v], axis=-1)
 
     def distort(self, ideal_px: np.ndarray) -> np.ndarray:
-        """Photo pixel coordinates of ideal pixel coordinates (forward lens model)."""
+        """Photo pixel coordinates of ideal pixel coordinates (forward lens model).
+
+        Beyond the radius where a strong barrel lens folds back (:meth:`fold_radius`) the
+        polynomial would bring far points back towards the middle of the photo, where
+        they would count as in view and turn a tile's outline inside out. There the radius
+        goes on growing one for one from the fold's, so such points stay beyond the
+        lens's reach, outside the photo, in their order.
+        """
         cx, cy = self.principal_point
         x = (ideal_px[..., 0] - cx) / self.focal_px
         y = (ideal_px[..., 1] - cy) / self.focal_px
         r2 = x * x + y * y
         gain = 1.0 + self.k1 * r2 + self.k2 * r2 * r2
+        fold = self.fold_radius()
+        if math.isfinite(fold) and np.any(r2 > fold * fold):
+            r = np.sqrt(np.maximum(r2, fold * fold))
+            fold_reach = fold * (1.0 + self.k1 * fold ** 2 + self.k2 * fold ** 4)
+            gain = np.where(r2 > fold * fold, (fold_reach + (r - fold)) / r, gain)
         return np.stack([x * gain * self.focal_px + cx, y * gain * self.focal_px + cy], axis=-1)
 
     def undistort(self, photo_px: np.ndarray, iterations: int = 8) -> np.ndarray:

@@ -261,6 +261,20 @@ def test_fold_radius_is_where_the_lens_stops_spreading_the_image(k1, k2):
     assert cam.fold_radius() == pytest.approx(expected, abs=1e-4)
 
 
+@pytest.mark.parametrize("k1, k2", [(-0.15, -0.02), (-0.1, 0.0), (-0.15, 0.03), (0.02, 0.03)])
+def test_distortion_keeps_radii_in_order_beyond_the_fold(k1, k2):
+    """Seed 17205 (200×150) once had a tile beyond the fold projected inside out, its centre outside its outline."""
+    cam = Camera.looking_at((0, 0, 0), elevation_deg=70, azimuth_deg=270, roll_deg=0, distance=600,
+                            focal_mm=22, width=1200, height=900, k1=k1, k2=k2)
+    radii = np.linspace(0.0, 6.0, 6001)  # ideal radii in focal lengths, well past any fold
+    ideal = np.stack([cam.principal_point[0] + radii * cam.focal_px, np.full_like(radii, cam.principal_point[1])], -1)
+    photo = cam.distort(ideal)[:, 0] - cam.principal_point[0]
+    assert np.all(np.diff(photo) >= 0)
+    within = radii < cam.fold_radius()
+    r2 = radii[within] ** 2
+    assert np.allclose(photo[within], radii[within] * (1 + k1 * r2 + k2 * r2 * r2) * cam.focal_px)
+
+
 def test_cli_writes_photos_and_refuses_to_overwrite(tmp_path, capsys):
     out = tmp_path / "photos"
     args = ["render", "--count", "2", "--seed", "7", "--out", str(out), "--width", "320", "--height", "240"]

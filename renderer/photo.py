@@ -84,8 +84,9 @@ def sensor(image: np.ndarray, rng: np.random.Generator, *, exposure: float, whit
     if sharpen > 0.01:  # unsharp masking, as phone pipelines do, with its halos
         out = out * (1 + sharpen) - cv2.GaussianBlur(out, (0, 0), 1.5) * sharpen
     if noise_sigma > 0:
-        # Shot noise grows with brightness; read noise does not.
-        scale = noise_sigma * np.sqrt(0.3 + out / 255.0)
+        # Shot noise grows with brightness; read noise does not. Sharpening halos far below black get none (they
+        # clip to black all the same) instead of the square root of a negative number.
+        scale = noise_sigma * np.sqrt(np.maximum(0.3 + out / 255.0, 0.0))
         out += rng.standard_normal(out.shape, dtype=np.float32) * scale
     out = np.clip(out + 0.5, 0, 255).astype(np.uint8)
     ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(jpeg_quality)])

@@ -413,3 +413,53 @@ def test_a_bar_house_truth_crown_sits_at_the_bar_height():
         house = next(p for p in r.truth["pieces"] if p["kind"] == "house")
         heights[shape] = np.hypot(*np.subtract(house["center_px"], house["base_px"]))
     assert heights["bar"] < heights["roof"]
+
+
+def test_random_renders_never_draw_a_bold_print_and_keep_their_styles():
+    """Bold prints came later: random renders draw among the older families only, so every seed's photo stays
+    as it was (the held-out sets are remade from their seeds)."""
+    from renderer.scene import sample_scene
+    from renderer.tileart import BOLD_STYLES, RANDOM_STYLES
+
+    assert set(BOLD_STYLES) <= set(STYLES) and not set(BOLD_STYLES) & set(RANDOM_STYLES)
+    assert RANDOM_STYLES == ("painted", "flat", "muted", "saturated", "vintage", "glossy", "pastel", "inked", "dark")
+    drawn = {sample_scene(np.random.default_rng(seed)).style for seed in range(300)}
+    assert drawn == set(RANDOM_STYLES)
+
+
+def test_a_bold_print_paints_opaque_fields_of_its_own_colours_and_other_styles_not():
+    from renderer.tileart import paint_tile, sample_style
+
+    bold = [sample_style("patchwork", np.random.default_rng(seed)) for seed in range(20)]
+    assert all(len(s.crops) == 4 for s in bold)
+    assert all(not s.crops for s in (sample_style(n, np.random.default_rng(0)) for n in STYLES
+                                                       if n != "patchwork"))
+    # An all-plain tile of a bold print shows its crops' own colours, not only the plain's.
+    style = bold[0]
+    colour, alpha = paint_tile("P" * 12, style, 60.0, np.random.default_rng(3))
+    inside = colour[alpha > 0.99]
+    crops = np.array(style.crops, np.float32)
+    near_crop = np.min(np.abs(inside[:, None, :] - crops[None]).max(axis=2), axis=1) < 0.08
+    assert near_crop.mean() > 0.1
+
+
+def test_the_held_out_style_cannot_be_asked_for_in_training_data(tmp_path):
+    from scanner.training import build_dataset
+
+    with pytest.raises(ValueError, match="held out"):
+        build_dataset(1, 0, tmp_path / "x.npz", style="vintage", progress=False)
+
+
+def test_sharpening_halos_below_black_clip_to_black_without_warnings():
+    import warnings
+
+    from renderer.photo import sensor
+
+    image = np.zeros((40, 40, 3), np.uint8)
+    image[:, 20:] = 255  # a hard edge: unsharp masking dips far below black beside it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        photo = sensor(image, np.random.default_rng(0), exposure=1.0, white_balance=(1.0, 1.0, 1.0), vignette=0.0,
+                       gradient=0.0, gradient_angle_deg=0.0, blur_sigma=0.0, motion_px=0.0, chromatic_px=0.0,
+                       tone=0.0, sharpen=3.0, noise_sigma=2.0, jpeg_quality=100)
+    assert photo[:, 17:19].max() <= 2

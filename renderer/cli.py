@@ -23,7 +23,8 @@ def register(subparsers) -> None:
     parser.add_argument("--players", type=int, help="players, 2-4 (default: drawn per photo)")
     parser.add_argument("--width", type=int, default=2016)
     parser.add_argument("--height", type=int, default=1512)
-    parser.add_argument("--style", help="tile-art style (default: drawn per photo)")
+    parser.add_argument("--style", help="tile-art style (default: drawn per photo among all but the bold "
+                        "prints, e.g. patchwork, which only this option draws)")
     parser.add_argument("--exclude-style", action="append", default=[], metavar="NAME",
                         help="never draw this style (repeatable; for hold-out experiments)")
     parser.add_argument("--colours", help="player colours in order, e.g. red,blue")
@@ -37,7 +38,7 @@ def register(subparsers) -> None:
 
 
 def _check(args) -> list[str]:
-    from renderer import STYLES
+    from renderer.tileart import RANDOM_STYLES, STYLES
 
     if args.count < 1:
         raise FjordsError("--count must be at least 1")
@@ -54,7 +55,7 @@ def _check(args) -> list[str]:
     for name in [args.style, *args.exclude_style]:
         if name is not None and name not in STYLES:
             raise FjordsError(f"unknown style {name!r}; choose from {', '.join(STYLES)}")
-    styles = [s for s in STYLES if s not in args.exclude_style]
+    styles = [s for s in RANDOM_STYLES if s not in args.exclude_style]
     if args.style is not None:
         if args.style in args.exclude_style:
             raise FjordsError(f"--style {args.style} is also excluded")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from renderer.pieces import HOUSE_SHAPES
-from renderer.tileart import STYLES
+from renderer.tileart import RANDOM_STYLES, STYLES
 
 TABLES = ("wood", "cloth", "laminate", "felt")
 CLUTTER = ("box_lid", "cards", "cup", "dice")
@@ -109,7 +109,7 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
     fill = float(rng.uniform(0.4, 0.95)) if rng.random() < 0.88 else float(rng.uniform(1.0, 1.3))
     warm = rng.random() < 0.45
     return Scene(
-        style=style if style is not None else str(rng.choice(STYLES)),
+        style=style if style is not None else str(rng.choice(RANDOM_STYLES)),
         tile_radius_mm=float(rng.uniform(23.0, 27.0)),
         tile_thickness_mm=float(rng.uniform(1.6, 2.6)),
         gap_mm=float(rng.uniform(0.2, 1.8)),

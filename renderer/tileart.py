@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import colorsys
 import math
+import dataclasses
 from dataclasses import dataclass
 
 import cv2
@@ -44,6 +45,7 @@ class TileStyle:
     gloss: float = 0.1           # specular strength of the printed face
     side: tuple[float, float, float] = (0.35, 0.38, 0.42)  # colour of the cardboard's cut edge
     ink: tuple[float, float, float] | None = None     # outline drawn around every terrain region
+    crops: tuple[tuple[float, float, float], ...] = ()  # opaque field colours of their own (bold prints only)
 
 
 def _hsv(h: float, s: float, v: float) -> tuple[float, float, float]:
@@ -65,8 +67,14 @@ _FAMILIES = {
     "inked": dict(sat=(0.35, 0.6), val=(0.65, 0.9), wiggle=1.1, detail=0.8, coast=0.0, border=0.5, gloss=0.05,
                   ink=True),
     "dark": dict(sat=(0.4, 0.65), val=(0.35, 0.55), wiggle=1.0, detail=0.8, coast=0.6, border=0.5, gloss=0.2),
+    "patchwork": dict(sat=(0.6, 0.95), val=(0.7, 0.95), wiggle=1.0, detail=1.0, coast=0.8, border=0.3, gloss=0.05),
 }
 STYLES: tuple[str, ...] = tuple(_FAMILIES)
+BOLD_STYLES: tuple[str, ...] = ("patchwork",)
+"""Families of bold prints: fields in opaque colours of their own, flat patches that may look like painted pieces.
+They are drawn only when asked for (``style=``), so that every seed renders as it did before they existed."""
+RANDOM_STYLES: tuple[str, ...] = tuple(s for s in STYLES if s not in BOLD_STYLES)
+"""The families a render draws from when no style is given."""
 
 
 def sample_style(name: str, rng: np.random.Generator) -> TileStyle:
@@ -97,9 +105,19 @@ def sample_style(name: str, rng: np.random.Generator) -> TileStyle:
         border = _hsv(0, 0, rng.choice([0.1, 0.95])) if rng.random() < 0.7 else _hsv(rng.uniform(0, 60), 0.5, 0.5)
     side = _hsv(rng.uniform(0, 360), rng.uniform(0, 0.2), rng.uniform(0.2, 0.8))
     ink = _hsv(rng.uniform(0, 60), rng.uniform(0, 0.5), rng.uniform(0.05, 0.3)) if fam.get("ink") else None
-    return TileStyle(name, palette, wiggle=fam["wiggle"] * rng.uniform(0.7, 1.2),
-                     detail=fam["detail"] * rng.uniform(0.6, 1.0), coast=coast, border=border,
-                     paper=rng.uniform(0.01, 0.05), gloss=fam["gloss"] * rng.uniform(0.5, 1.0), side=side, ink=ink)
+    style = TileStyle(name, palette, wiggle=fam["wiggle"] * rng.uniform(0.7, 1.2),
+                      detail=fam["detail"] * rng.uniform(0.6, 1.0), coast=coast, border=border,
+                      paper=rng.uniform(0.01, 0.05), gloss=fam["gloss"] * rng.uniform(0.5, 1.0), side=side, ink=ink)
+    return _bold(style, rng) if name in BOLD_STYLES else style
+
+
+def _bold(style: TileStyle, rng: np.random.Generator) -> TileStyle:
+    """A bold print of ``style``: ripe and green fields in their own opaque colours, and outlined regions on
+    half the copies (drawn after every other family's draws, which stay as they were)."""
+    crops = tuple(_hsv(h, rng.uniform(0.55, 0.95), rng.uniform(0.7, 0.97))
+                  for h in (rng.uniform(40, 60), rng.uniform(25, 45), rng.uniform(70, 100), rng.uniform(95, 130)))
+    ink = _hsv(rng.uniform(0, 60), rng.uniform(0, 0.5), rng.uniform(0.05, 0.3)) if rng.random() < 0.5 else None
+    return dataclasses.replace(style, crops=crops, ink=ink)
 
 
 def hex_masks(size: int, radii) -> list[np.ndarray]:
@@ -192,7 +210,7 @@ def _add_detail(colour: np.ndarray, labels: np.ndarray, pal: np.ndarray, style: 
                 rng: np.random.Generator) -> None:
     """Shallows and waves on sea, fields and trees on plains, ridges and peaks on mountains."""
     _paint_sea(colour, labels == 0, pal[0], style.detail, radius, rng)
-    _paint_plains(colour, labels == 2, pal[2], style.detail, radius, rng)
+    _paint_plains(colour, labels == 2, pal[2], style.detail, radius, rng, style.crops)
     _paint_mountains(colour, labels == 1, pal[1], style.detail, radius, rng)
 
 
@@ -224,17 +242,24 @@ def _paint_sea(colour, sea, pal, amount, radius, rng) -> None:
                       cv2.LINE_AA, shift=3)
 
 
-def _paint_plains(colour, plain, pal, amount, radius, rng) -> None:
-    """A patchwork of fields (Voronoi cells in the plain's colours) and clumps of trees."""
+def _paint_plains(colour, plain, pal, amount, radius, rng, crops=()) -> None:
+    """A patchwork of fields (Voronoi cells in the plain's colours, or opaque in ``crops`` too) and clumps of
+    trees."""
     size = plain.shape[0]
     n = min(size, VOTE_GRID)
     ys, xs = np.mgrid[0:n, 0:n].astype(np.float32)
     seeds = rng.uniform(0, n, (int(rng.integers(5, 14)), 2)).astype(np.float32)
     d = (xs[None] - seeds[:, 0, None, None]) ** 2 + (ys[None] - seeds[:, 1, None, None]) ** 2
     cell = cv2.resize(np.argmin(d, axis=0).astype(np.uint8), (size, size), interpolation=cv2.INTER_NEAREST)
-    tones = np.array([pal[int(rng.integers(0, 3))] * rng.uniform(0.92, 1.08) for _ in seeds], np.float32)
+    if crops:
+        # A bold print's fields are opaque, in the plain's colours or the crops' own.
+        choices = np.concatenate([pal, np.array(crops, np.float32)])
+        tones = np.array([choices[int(rng.integers(0, len(choices)))] for _ in seeds], np.float32)
+        mix = 1.0
+    else:
+        tones = np.array([pal[int(rng.integers(0, 3))] * rng.uniform(0.92, 1.08) for _ in seeds], np.float32)
+        mix = 0.55 * amount * rng.uniform(0.3, 1.0)
     tones = np.clip(tones, 0, 1)
-    mix = 0.55 * amount * rng.uniform(0.3, 1.0)
     fields = colour * (1 - mix) + tones[cell] * mix
     # Hedges or furrows between fields: where the nearest two seeds are almost equally near.
     two = np.sqrt(np.partition(d, 1, axis=0)[:2])
@@ -298,3 +323,4 @@ def _draw_peaks(colour, room, pal, amount, radius, rng) -> None:
         if snow is not None:
             cap = np.array([(top[0] - w * 0.3, top[1] + h * 0.3), top, (top[0] + w * 0.3, top[1] + h * 0.3)]) * 8
             cv2.fillPoly(colour, [np.round(cap).astype(np.int32)], snow, cv2.LINE_AA, shift=3)
+

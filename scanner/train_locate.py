@@ -23,6 +23,7 @@ import numpy as np
 
 from scanner.holdout import is_training_seed, training_seeds
 from scanner.locate import DEFAULT_MODEL, OUTPUT_STRIDE, work_size
+from scanner.training import load_folded_onnx, train_mode
 
 DEFAULT_DATA = Path("out/locate-data.npz")
 HIDDEN_VISIBLE = 0.6  # tiles less visible than this are left out of the loss
@@ -170,7 +171,7 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
 
     The learning rate follows a cosine from ``peak_lr`` to 0 over the budget;
     ``resume`` continues from saved weights: the ``.pt`` written next to the model, or a shipped ``.onnx``
-    (see :func:`load_onnx_weights`; its batch norms stay frozen).
+    (see :func:`scanner.training.load_folded_onnx`; its batch norms stay frozen).
     """
     import torch
 
@@ -183,7 +184,7 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     net = make_network()
     frozen_norms = resume is not None and resume.suffix == ".onnx"
     if frozen_norms:
-        load_onnx_weights(net, resume)
+        load_folded_onnx(net, resume)
     elif resume is not None:
         net.load_state_dict(torch.load(resume))
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
@@ -191,11 +192,7 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     budget = minutes * 60.0
     start = time.time()
     step, recent = 0, []
-    net.train()
-    if frozen_norms:
-        for module in net.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.eval()
+    train_mode(net, frozen_norms)
     while (elapsed := time.time() - start) < budget:
         for group in optimiser.param_groups:
             group["lr"] = peak_lr * 0.5 * (1.0 + np.cos(np.pi * elapsed / budget))
@@ -218,36 +215,6 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(net.state_dict(), out.with_suffix(".pt"))
     export(net, out, size)
-
-
-def load_onnx_weights(net, path: Path) -> None:
-    """Put the weights of an exported network back into ``net`` (from :func:`make_network`).
-
-    The export folded each batch norm into the convolution before it, so the folded weights go into the
-    convolution and the batch norm is set to pass its input on with the folded bias added; it must then be kept
-    in eval mode, since batch statistics would undo the folding. The exported convolutions are in the network's
-    own order.
-    """
-    import onnx
-    import torch
-    from onnx import numpy_helper
-
-    graph = onnx.load(str(path)).graph
-    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer}
-    folded = [n.input[1:] for n in graph.node if n.op_type == "Conv" and not n.input[1].startswith("head.")]
-    conv_blocks = [m for m in net.modules()
-                   if isinstance(m, torch.nn.Sequential) and isinstance(m[0], torch.nn.Conv2d)]
-    if len(conv_blocks) != len(folded):
-        raise ValueError(f"{path}: {len(folded)} folded convolutions for {len(conv_blocks)} blocks")
-    with torch.no_grad():
-        for (conv, norm, _), (weight, bias) in zip(conv_blocks, folded):
-            conv.weight.copy_(weights[weight])
-            norm.weight.fill_(1.0)
-            norm.bias.copy_(weights[bias])
-            norm.running_mean.zero_()
-            norm.running_var.fill_(1.0 - norm.eps)
-        net.head.weight.copy_(weights["head.weight"])
-        net.head.bias.copy_(weights["head.bias"])
 
 
 def _batch(images: np.ndarray, target: np.ndarray, rng: np.random.Generator, n: int, crop: int):

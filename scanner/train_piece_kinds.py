@@ -18,7 +18,7 @@ from scanner.onnx_model import OnnxModel
 from scanner.patches import CLOSE_UP
 from scanner.pieces import COLOUR_NAMES, KINDS_MODEL_FILE, PIECE_KINDS
 from scanner.sectors import to_tensor
-from scanner.training import export_onnx, fit, load_fields, stage_main
+from scanner.training import export_onnx, fit, load_fields, stage_main, start_from
 
 def build_model():
     """A small CNN: 40×40 close-up → kind logits (house, settler, runestone) and colour logits."""
@@ -49,7 +49,8 @@ def with_close_up(piece_kind: np.ndarray, piece_close: np.ndarray) -> np.ndarray
     return (piece_kind > 0) & (piece_close.reshape(len(piece_kind), -1).max(axis=1) > 0)
 
 
-def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
+def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
+          lr: float = 3e-3) -> None:
     import torch
     import torch.nn.functional as F
 
@@ -62,6 +63,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
     colours = torch.from_numpy(samples["piece_colour"][has].astype(np.int64))
     print(f"{len(kinds)} pieces; kinds {np.bincount(kinds.numpy(), minlength=3).tolist()}")
     model = build_model()
+    frozen_norms = start_from(model, resume)
     generator = torch.Generator().manual_seed(seed)
     kind_weights = torch.tensor([1.0, 1.0, 3.0])  # rune stones are rare in the renders
 
@@ -79,7 +81,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
             loss = loss + F.cross_entropy(colour_logits[known], colours[idx][known], label_smoothing=0.02)
         return loss
 
-    fit(model, batches, steps)
+    fit(model, batches, steps, lr=lr, frozen_norms=frozen_norms)
     export_onnx(model, torch.from_numpy(to_tensor(close_all[:2])), out, ["kind", "colour"])
     print(f"wrote {out}")
 

@@ -22,7 +22,7 @@ from scanner.onnx_model import OnnxModel
 from scanner.patches import PIECE_CROP
 from scanner.pieces import SPOT_GRID, SPOTS_MODEL_FILE, count_spots
 from scanner.sectors import to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter, stage_main
+from scanner.training import ReadingSamples, export_onnx, fit, photometric_jitter, stage_main, start_from
 
 SPOT_SIGMA = 0.8
 """Spread of a target peak, in heat-map cells."""
@@ -90,7 +90,8 @@ def spot_targets(labels: list[np.ndarray], flip: np.ndarray):
     return heat, peak, regress
 
 
-def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
+def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
+          lr: float = 3e-3) -> None:
     import torch
 
     torch.manual_seed(seed)
@@ -103,6 +104,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
         raise SystemExit("no crop holds two pieces: add data made with python -m scanner.training --crowd N")
     x_all = torch.from_numpy(np.ascontiguousarray(samples.piece_crops.transpose(0, 3, 1, 2)))  # uint8
     model = build_model()
+    frozen_norms = start_from(model, resume)
     generator = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
     n_crowded = int(round(batch * CROWDED_SHARE))
@@ -122,7 +124,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
         loss = -(positive.sum() + negative.sum()) / n_peaks
         return loss + (peak_t * (regress - regress_t).abs()).sum() / n_peaks
 
-    fit(model, batches, steps)
+    fit(model, batches, steps, lr=lr, frozen_norms=frozen_norms)
     export_onnx(model, torch.from_numpy(to_tensor(samples.piece_crops[:2])), out, ["heat", "regress"])
     print(f"wrote {out}")
 

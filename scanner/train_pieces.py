@@ -15,7 +15,7 @@ from scanner.onnx_model import OnnxModel
 from scanner.patches import PIECE_CROP
 from scanner.pieces import COLOUR_NAMES, MODEL_FILE, PIECE_KINDS
 from scanner.sectors import softmax, to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main
+from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main, start_from
 
 
 def build_model():
@@ -44,7 +44,8 @@ def build_model():
     return PieceNet()
 
 
-def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
+def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
+          lr: float = 3e-3) -> None:
     import torch
     import torch.nn.functional as F
 
@@ -58,6 +59,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
     print(f"{len(kinds)} crops; kinds {np.bincount(samples['piece_kind'], minlength=4).tolist()}; colours "
           f"{np.bincount(known, minlength=len(COLOUR_NAMES)).tolist()}")
     model = build_model()
+    frozen_norms = start_from(model, resume)
     generator = torch.Generator().manual_seed(seed)
 
     def batches(step):
@@ -75,7 +77,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
             loss = loss + 20.0 * F.smooth_l1_loss(pts[has_piece], points[idx][has_piece], beta=0.02)
         return loss
 
-    fit(model, batches, steps)
+    fit(model, batches, steps, lr=lr, frozen_norms=frozen_norms)
     export_onnx(model, torch.from_numpy(to_tensor(samples["piece_crops"][:2])), out, ["kind", "colour", "points"])
     print(f"wrote {out}")
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from fjords.geometry import SECTORS, TERRAINS
 from scanner.sectors import MODEL_FILE, SECTOR_WINDOW, SectorClassifier, sector_windows, to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main
+from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main, start_from
 
 
 def build_model():
@@ -31,7 +31,8 @@ def build_model():
                          nn.Linear(64, len(TERRAINS) + 1))
 
 
-def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> None:
+def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
+          lr: float = 3e-3) -> None:
     import torch
 
     torch.manual_seed(seed)
@@ -43,6 +44,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
     print(f"{len(labels)} sector windows from {len(samples['sector_labels'])} tiles; "
           f"S/M/P/none = {np.bincount(labels.numpy(), minlength=4).tolist()}")
     model = build_model()
+    frozen_norms = start_from(model, resume)
     generator = torch.Generator().manual_seed(seed)
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.01)
 
@@ -51,7 +53,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int) -> Non
         x = x_all[idx].permute(0, 3, 1, 2).float() / 127.5 - 1.0
         return loss_fn(model(photometric_jitter(x, generator)), labels[idx])
 
-    fit(model, batches, steps)
+    fit(model, batches, steps, lr=lr, frozen_norms=frozen_norms)
     export_onnx(model, torch.from_numpy(to_tensor(windows[:2])), out, ["logits"])
     print(f"wrote {out}")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from fjords.geometry import SECTORS, TERRAINS
-from scanner.holdout import training_seeds
+from scanner.holdout import HELD_OUT_STYLE, training_seeds
 from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, hex_patches, piece_crops,
                              piece_window_matrix, tile_radius)
 from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
@@ -215,7 +215,8 @@ CROWD_KINDS = ("house", "settler")
 
 
 def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
-                  progress: bool = True, locate_out: Path | None = None, crowd: int = 0) -> ReadingSamples:
+                  progress: bool = True, locate_out: Path | None = None, crowd: int = 0,
+                  style: str | None = None) -> ReadingSamples:
     """Samples from ``count`` rendered training photos (seeds from ``seed`` on, held-out ones skipped).
 
     The file is rewritten every ``save_every`` photos, so a long run can be
@@ -224,6 +225,8 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     With ``crowd``, up to that many tiles of each board get a second piece
     (:func:`renderer.boards.crowd_tiles`, any kind of :data:`CROWD_KINDS`, any
     player): a rule break the piece spot model must see to learn to count.
+    With ``style``, every photo is printed in that tile-art style (such as a bold print, which random renders
+    never draw); the held-out style is refused.
     """
     import random
 
@@ -234,6 +237,8 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
 
     from scanner.train_locate import LocateData
 
+    if style == HELD_OUT_STYLE:
+        raise ValueError(f"style {style!r} is held out of all training")
     cv2.setNumThreads(1)  # several of these run side by side on few cores
     parts, located = [], LocateData()
     seeds = training_seeds(seed, count)
@@ -243,7 +248,7 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
         board = random_board(s, *random_setup(s))
         if crowd:
             board, _ = crowd_tiles(board, random.Random(s), crowd, CROWD_KINDS, same_player=False)
-        render = render_board(board, s, width=width, height=height)
+        render = render_board(board, s, width=width, height=height, style=style)
         parts.append(samples_from_render(render.image, render.truth, rng, copies=copies))
         if locate_out is not None:
             located.add(s, render.image, render.truth)
@@ -284,17 +289,18 @@ def photometric_jitter(x, generator):
     return ((x - mean) * contrast + mean) * gain + shift + noise
 
 
-def fit(model, batches, steps: int, lr: float = 3e-3, log_every: int = 200) -> None:
+def fit(model, batches, steps: int, lr: float = 3e-3, log_every: int = 200, frozen_norms: bool = False) -> None:
     """Train ``model`` with AdamW and a one-cycle schedule.
 
     ``batches`` yields ``loss_fn`` closures: ``batches(step)`` returns the loss
-    of one batch as a torch scalar.
+    of one batch as a torch scalar. ``frozen_norms`` keeps the batch norms in eval mode (weights taken back
+    from an export by :func:`load_folded_onnx`).
     """
     import torch
 
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=steps, pct_start=0.15)
-    model.train()
+    train_mode(model, frozen_norms)
     start, running = time.time(), 0.0
     for step in range(steps):
         loss = batches(step)
@@ -308,6 +314,58 @@ def fit(model, batches, steps: int, lr: float = 3e-3, log_every: int = 200) -> N
                   flush=True)
             running = 0.0
     model.eval()
+
+
+def train_mode(model, frozen_norms: bool) -> None:
+    """Put ``model`` in training mode, its batch norms too unless ``frozen_norms``."""
+    import torch
+
+    model.train()
+    if frozen_norms:
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.eval()
+
+
+def load_folded_onnx(model, path: str | Path) -> None:
+    """Put the weights of an exported network back into ``model`` (the same architecture, freshly built).
+
+    The export folded each batch norm into the convolution before it: those convolutions' weights go into
+    the convolution, and the batch norm is set to pass its input on with the folded bias added. It must
+    then stay in eval mode (:func:`train_mode` with ``frozen_norms``), since batch statistics would undo the
+    folding. Layers the export kept by name (linear layers, a convolution without a batch norm) are copied
+    by name; the folded convolutions come in the network's own order.
+    """
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer}
+    state = model.state_dict()
+    folded = [n.input[1:3] for n in graph.node if n.op_type == "Conv" and n.input[1] not in state]
+    modules = list(model.modules())
+    pairs = [(conv, norm) for conv, norm in zip(modules, modules[1:])
+             if isinstance(conv, torch.nn.Conv2d) and isinstance(norm, torch.nn.BatchNorm2d)]
+    if len(pairs) != len(folded):
+        raise ValueError(f"{path}: {len(folded)} folded convolutions for {len(pairs)} convolutions with a batch norm")
+    with torch.no_grad():
+        for name in set(weights) & set(state):
+            state[name].copy_(weights[name])
+        for (conv, norm), (weight, bias) in zip(pairs, folded):
+            conv.weight.copy_(weights[weight])
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(weights[bias])
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1.0 - norm.eps)
+
+
+def start_from(model, resume: Path | None) -> bool:
+    """Load ``resume`` (an exported model) into ``model`` when given; whether its batch norms must stay frozen."""
+    if resume is None:
+        return False
+    load_folded_onnx(model, resume)
+    return True
 
 
 def export_onnx(model, example, path: str | Path, output_names: list[str]) -> None:
@@ -336,12 +394,15 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
     p_train.add_argument("--steps", type=int, default=steps)
     p_train.add_argument("--batch", type=int, default=batch)
     p_train.add_argument("--seed", type=int, default=0)
+    p_train.add_argument("--resume", type=Path, metavar="ONNX",
+                         help="fine-tune this exported model instead of starting afresh (its batch norms stay frozen)")
+    p_train.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default 3e-3)")
     p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
     p_eval.add_argument("--data", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     args = parser.parse_args(argv)
     if args.action == "train":
-        train(args.data, args.out, args.steps, args.batch, args.seed)
+        train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr)
     else:
         for key, value in evaluate(args.data, args.models).items():
             print(f"{key:36s} {value:.6g}")
@@ -360,6 +421,9 @@ def dataset_main(argv: list[str] | None = None) -> int:
                         help="also save the same renders as tile-top network data (python -m scanner.train_locate)")
     parser.add_argument("--crowd", type=int, default=0, metavar="N",
                         help="put a second piece on up to N tiles of each board (data for the piece spot model)")
+    parser.add_argument("--style", metavar="NAME",
+                        help="print every photo's tiles in this art style, e.g. patchwork (random renders never "
+                        "draw it)")
     parser.add_argument("--from-dir", type=Path, metavar="DIR",
                         help="cut photos NAME.jpg + NAME.json already rendered (fjords render --out DIR) instead")
     args = parser.parse_args(argv)
@@ -368,7 +432,7 @@ def dataset_main(argv: list[str] | None = None) -> int:
         samples.save(args.out)
     else:
         samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
-                                crowd=args.crowd)
+                                crowd=args.crowd, style=args.style)
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

@@ -4,7 +4,8 @@
 #   benchmarks/measure_scanner.sh SETS_DIR RESULTS_DIR [DEV_DIR]
 #
 # Renders the held-out sets into SETS_DIR where they are missing (the 200 renders of seeds
-# 1,000,000-1,000,199 and the three held-out calibration copies; about 10 min on 2 cores), then
+# 1,000,000-1,000,199, 40 bold prints of seeds 1,400,000-1,400,039 and the three held-out calibration
+# copies; about 12 min on 2 cores), then
 # writes one JSON per benchmark into RESULTS_DIR (about 25 min on 2 cores). DEV_DIR defaults to
 # ../shared/photos/dev. Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
 set -euo pipefail
@@ -25,6 +26,7 @@ render_once() {  # DIR COUNT SEED [fjords render options]: render unless DIR alr
 }
 
 render_once "$sets/render200" 200 1000000
+render_once "$sets/patchwork40" 40 1400000 --style patchwork
 for copy in 1 2 3; do
     render_once "$sets/copy$copy" 20 $((1200000 + 100 * copy)) --style vintage --colours orange,purple --copy "$copy"
 done
@@ -38,6 +40,7 @@ run() {  # NAME COMMAND...: the command's stdout into RESULTS_DIR/NAME.json
 
 run eval200 fjords eval "$sets/render200" --json
 run evaldev fjords eval "$dev" --json
+run evalpatchwork fjords eval "$sets/patchwork40" --json
 run bench200 python "$here/bench_scan.py" "$sets/render200" --json
 run inview python "$here/bench_scan.py" "$sets/render200" --in-view 0.95 --json
 run truth60 python "$here/bench_scan.py" "$sets/render200" --truth-geometry --limit 60 --json

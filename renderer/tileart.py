@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import colorsys
 import math
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -104,11 +103,16 @@ def sample_style(name: str, rng: np.random.Generator) -> TileStyle:
     if rng.random() < fam["border"]:
         border = _hsv(0, 0, rng.choice([0.1, 0.95])) if rng.random() < 0.7 else _hsv(rng.uniform(0, 60), 0.5, 0.5)
     side = _hsv(rng.uniform(0, 360), rng.uniform(0, 0.2), rng.uniform(0.2, 0.8))
-    ink = _hsv(rng.uniform(0, 60), rng.uniform(0, 0.5), rng.uniform(0.05, 0.3)) if fam.get("ink") else None
+    ink = _ink(rng) if fam.get("ink") else None
     style = TileStyle(name, palette, wiggle=fam["wiggle"] * rng.uniform(0.7, 1.2),
                       detail=fam["detail"] * rng.uniform(0.6, 1.0), coast=coast, border=border,
                       paper=rng.uniform(0.01, 0.05), gloss=fam["gloss"] * rng.uniform(0.5, 1.0), side=side, ink=ink)
     return _bold(style, rng) if name in BOLD_STYLES else style
+
+
+def _ink(rng: np.random.Generator) -> tuple[float, float, float]:
+    """A dark, warm-to-neutral outline colour."""
+    return _hsv(rng.uniform(0, 60), rng.uniform(0, 0.5), rng.uniform(0.05, 0.3))
 
 
 def _bold(style: TileStyle, rng: np.random.Generator) -> TileStyle:
@@ -116,8 +120,7 @@ def _bold(style: TileStyle, rng: np.random.Generator) -> TileStyle:
     half the copies (drawn after every other family's draws, which stay as they were)."""
     crops = tuple(_hsv(h, rng.uniform(0.55, 0.95), rng.uniform(0.7, 0.97))
                   for h in (rng.uniform(40, 60), rng.uniform(25, 45), rng.uniform(70, 100), rng.uniform(95, 130)))
-    ink = _hsv(rng.uniform(0, 60), rng.uniform(0, 0.5), rng.uniform(0.05, 0.3)) if rng.random() < 0.5 else None
-    return dataclasses.replace(style, crops=crops, ink=ink)
+    return replace(style, crops=crops, ink=_ink(rng) if rng.random() < 0.5 else None)
 
 
 def hex_masks(size: int, radii) -> list[np.ndarray]:

@@ -74,7 +74,6 @@ from scanner.confidence import PieceCalibration, board_confidence, piece_feature
 from scanner.pieces import PIECE_KINDS, PieceReading
 
 
-
 @dataclass(frozen=True)
 class DecodeSettings:
     """The decoder's few constants (chosen on renders of training seeds, see models/README.md).

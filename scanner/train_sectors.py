@@ -17,6 +17,9 @@ from scanner.sectors import MODEL_FILE, SECTOR_WINDOW, SectorClassifier, sector_
 from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main, start_from
 
 
+KEEP_TEMPERATURE = 2.0  # softens both answers so the kept model's runners-up count too (Hinton et al. 2015)
+
+
 def build_model():
     """A small CNN: 24×24 window of sector 0 → logits of S, M, P and "no tile top"."""
     from torch import nn
@@ -32,7 +35,16 @@ def build_model():
 
 
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
-          lr: float = 3e-3) -> None:
+          lr: float = 3e-3, keep: float = 0.0) -> None:
+    """Train (or with ``resume`` fine-tune) the network and export it to ``out``.
+
+    ``keep`` > 0 (with ``resume``) adds to every batch's loss the divergence of the network's answers from the
+    resumed model's, both softened by :data:`KEEP_TEMPERATURE`, times ``keep``: learning without forgetting
+    (Li & Hoiem 2016). A fine-tune on a few hundred renders of a new look otherwise drifts on the looks the
+    shipped model learnt from far more renders than are at hand.
+    """
+    import copy
+
     import torch
 
     torch.manual_seed(seed)
@@ -45,13 +57,22 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
           f"S/M/P/none = {np.bincount(labels.numpy(), minlength=4).tolist()}")
     model = build_model()
     frozen_norms = start_from(model, resume)
+    teacher = copy.deepcopy(model).eval() if keep else None
     generator = torch.Generator().manual_seed(seed)
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.01)
 
     def batches(step):
         idx = torch.randint(0, len(labels), (batch,), generator=generator)
-        x = x_all[idx].permute(0, 3, 1, 2).float() / 127.5 - 1.0
-        return loss_fn(model(photometric_jitter(x, generator)), labels[idx])
+        x = photometric_jitter(x_all[idx].permute(0, 3, 1, 2).float() / 127.5 - 1.0, generator)
+        logits = model(x)
+        loss = loss_fn(logits, labels[idx])
+        if teacher is None:
+            return loss
+        with torch.no_grad():
+            kept = torch.softmax(teacher(x) / KEEP_TEMPERATURE, dim=1)
+        drift = torch.nn.functional.kl_div(torch.log_softmax(logits / KEEP_TEMPERATURE, dim=1), kept,
+                                           reduction="batchmean")
+        return loss + keep * KEEP_TEMPERATURE ** 2 * drift
 
     fit(model, batches, steps, lr=lr, frozen_norms=frozen_norms)
     export_onnx(model, torch.from_numpy(to_tensor(windows[:2])), out, ["logits"])
@@ -81,7 +102,8 @@ def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return stage_main("scanner.train_sectors", __doc__, MODEL_FILE, train, evaluate, steps=5000, batch=128, argv=argv)
+    return stage_main("scanner.train_sectors", __doc__, MODEL_FILE, train, evaluate, steps=5000, batch=128,
+                      keeps_answers=True, argv=argv)
 
 
 if __name__ == "__main__":

@@ -381,8 +381,11 @@ def export_onnx(model, example, path: str | Path, output_names: list[str]) -> No
 
 
 def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps: int, batch: int,
-               argv: list[str] | None = None) -> int:
-    """The ``train`` / ``evaluate`` command line of a reading stage's model."""
+               keeps_answers: bool = False, argv: list[str] | None = None) -> int:
+    """The ``train`` / ``evaluate`` command line of a reading stage's model.
+
+    ``keeps_answers``: ``train`` takes ``keep``, the weight of the resumed model's answers (``--keep``).
+    """
     from scanner.onnx_model import DEFAULT_MODELS_DIR
 
     parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
@@ -397,12 +400,18 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
     p_train.add_argument("--resume", type=Path, metavar="ONNX",
                          help="fine-tune this exported model instead of starting afresh (its batch norms stay frozen)")
     p_train.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default 3e-3)")
+    if keeps_answers:
+        p_train.add_argument("--keep", type=float, default=0.0, metavar="WEIGHT",
+                             help="with --resume: also keep the resumed model's answers, at this weight (default 0)")
     p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
     p_eval.add_argument("--data", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     args = parser.parse_args(argv)
+    if keeps_answers and args.action == "train" and args.keep and not args.resume:
+        parser.error("--keep needs --resume: the answers to keep are the resumed model's")
     if args.action == "train":
-        train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr)
+        kept = {"keep": args.keep} if keeps_answers else {}
+        train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr, **kept)
     else:
         for key, value in evaluate(args.data, args.models).items():
             print(f"{key:36s} {value:.6g}")

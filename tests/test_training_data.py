@@ -77,3 +77,12 @@ def test_a_rune_stone_beside_the_tiles_is_a_labelled_sample():
     base = samples.piece_points[stones][0, :2]
     assert (0.2 < base).all() and (base < 0.8).all()  # in the crop around the position, not at its rim
     assert samples.piece_close[stones].any()
+
+
+def test_keeping_answers_without_a_model_to_keep_them_from_is_refused(capsys):
+    from scanner.train_sectors import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--data", "any.npz", "--keep", "1"])
+    assert exit_info.value.code == 2
+    assert "--keep needs --resume" in capsys.readouterr().err

@@ -48,7 +48,7 @@ def test_reading_models_taken_back_from_onnx_read_as_shipped(module, model_file)
 
 
 def test_keeping_the_resumed_answers_holds_a_fine_tune_near_the_shipped_model(tmp_path):
-    """``--keep``: a fine-tune on data that says "plain" everywhere drifts far less from the shipped answers."""
+    """``--keep``: a fine-tune on data that says "plain" everywhere drifts less from the shipped answers."""
     from scanner.onnx_model import DEFAULT_MODELS_DIR
     from scanner.sectors import SECTOR_WINDOW
     from scanner.train_sectors import main

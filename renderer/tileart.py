@@ -326,4 +326,3 @@ def _draw_peaks(colour, room, pal, amount, radius, rng) -> None:
         if snow is not None:
             cap = np.array([(top[0] - w * 0.3, top[1] + h * 0.3), top, (top[0] + w * 0.3, top[1] + h * 0.3)]) * 8
             cv2.fillPoly(colour, [np.round(cap).astype(np.int32)], snow, cv2.LINE_AA, shift=3)
-

@@ -31,6 +31,15 @@ MAX_SHIFT = 0.2
 MAX_TURN_DEG = 8.0
 #: Residual (rectified pixels) beyond which an edge sample counts less and less.
 OUTLIER_PX = 1.5
+#: An edge sample finds an edge where the strongest response on its search line exceeds
+#: :data:`EDGE_CONTRAST` times the line's :data:`EDGE_FLOOR_QUANTILE` (its flat part), plus one grey level.
+#: A tile's border is often a broad edge (focus, the tile's side in perspective, a shadow) or several edges
+#: close together (a printed frame line, the side, the gap) that fill half the search line; against the
+#: line's median (until the seventeenth session) no sample of such tiles found an edge: 61 of 242 lattices
+#: at the right scale on renders of training seeds had under a fifth of their tiles supported
+#: (docs/benchmarks.md). The quantile and factor were chosen on the geometry of 80 of those renders.
+EDGE_FLOOR_QUANTILE = 0.25
+EDGE_CONTRAST = 3.0
 #: Weight of the prior "the tile sits on its lattice cell", in median edge samples, once the
 #: lattice runs through the tiles (while it may still be off, a weak one: :data:`LOOSE_PRIOR`).
 PRIOR_STRENGTH = 16.0
@@ -160,8 +169,8 @@ def refine_poses(gradients: np.ndarray, origin: np.ndarray, centres: np.ndarray,
         frac = np.where(curvature < -1e-6, 0.5 * (lo - hi) / np.where(curvature < -1e-6, curvature, -1.0), 0.0)
         distance = offsets[best] + np.clip(frac, -0.5, 0.5) / scale                 # (N, 6, S)
         interior = (best > 0) & (best < len(offsets) - 1)
-        level = np.median(strength, axis=-1)
-        weight = np.where(interior & (peak > 2.0 * level + 1.0), peak, 0.0)
+        level = np.quantile(strength, EDGE_FLOOR_QUANTILE, axis=-1)
+        weight = np.where(interior & (peak > EDGE_CONTRAST * level + 1.0), peak, 0.0)
         if iteration > 0:
             # Samples far from where the current pose puts the edge caught texture, not the tile's border.
             weight = weight / (1.0 + (distance * scale / OUTLIER_PX) ** 2)

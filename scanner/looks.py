@@ -9,7 +9,7 @@ lattice that lies on the real tiles has its tiles' edges where the tiles'
 edges are (:attr:`scanner.lattice.LatticeFit.supported_share`), so when too few
 of the first look's tiles are supported, the photo is looked at again, shrunk
 further (for close-ups) and cropped to the board (for small boards), and the
-look whose lattice has the most supported tiles is kept.
+look to keep is chosen by :func:`choose_look`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ ZOOM_OUT_SIDES = (384, 256)
 CROP_MARGIN = 0.15
 #: The cropped look is taken only when the board's box is at most this share of the photo's area.
 CROP_MAX_AREA = 0.5
+#: Two looks whose tiles' radii differ by less than this share see the board at the same scale.
+SAME_SCALE = 0.15
 
 
 def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit | None = None,
@@ -63,7 +65,30 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
         looks.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE, None))
     if not looks:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
-    return max(looks, key=lambda fit: (fit.supported_tiles, fit.supported_share))
+    return choose_look(looks)
+
+
+def choose_look(looks: list[LatticeFit]) -> LatticeFit:
+    """The look to keep, of ``looks`` in the order they were taken (the first look first).
+
+    Among looks with at least :data:`scanner.lattice.GOOD_SUPPORT` of their tiles
+    supported, the one with the most supported tiles. Where none has, a few supported
+    tiles more is chance (tiles can show their edges too faintly for any look), and the
+    look that other looks agree with is kept: the real lattice is found at several
+    sizes of the photo, while a lattice of half tiles (a close-up) or of every other
+    tile (a far board) belongs to one size. Then the most supported tiles, then the
+    look taken first.
+    """
+    well = [fit for fit in looks if fit.supported_share >= GOOD_SUPPORT]
+    if well:
+        return max(well, key=lambda fit: (fit.supported_tiles, fit.supported_share))
+    ranked = [(sum(_same_scale(fit, other) for other in looks if other is not fit), fit.supported_tiles, -n)
+              for n, fit in enumerate(looks)]
+    return looks[-max(ranked)[2]]
+
+
+def _same_scale(a: LatticeFit, b: LatticeFit) -> bool:
+    return abs(b.tile_radius_px / a.tile_radius_px - 1.0) < SAME_SCALE
 
 
 def _look(image_bgr: np.ndarray, net: TileTopNet, side: int, lens_k1: float | None) -> list[LatticeFit]:

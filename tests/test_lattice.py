@@ -256,6 +256,15 @@ def test_fit_lattice_finds_every_drawn_tile_with_accurate_corners():
     assert 0.5 * np.sum(some[:, 0] * np.roll(some[:, 1], -1) - np.roll(some[:, 0], -1) * some[:, 1]) < 0
 
 
+def test_tiles_with_soft_edges_are_supported():
+    """An edge blurred over a few pixels (focus, a tile's side in perspective) fills much of its search line;
+    measured against the line's median it was no edge at all, and no tile was supported."""
+    hexes = _disc(3)
+    image, region, _ = _drawn_board(_photo_model(), hexes)
+    fit = fit_lattice(cv2.GaussianBlur(image, (0, 0), 2.0), region)
+    assert fit.supported_share > 0.8 and _same_layout(list(fit.cells), hexes)
+
+
 def test_fit_lattice_follows_the_previous_frame():
     hexes = _disc(2)
     image, region, _ = _drawn_board(_photo_model(), hexes)
@@ -340,6 +349,30 @@ def test_a_sheared_best_hypothesis_gives_way_to_the_one_on_the_tile_edges(monkey
     monkeypatch.setattr(lattice, "lattice_hypotheses", lambda *a, **k: [wrong, real])
     fit = fit_lattice(image, region)
     assert fit.supported_share > 0.8 and _same_layout(list(fit.cells), hexes)
+
+
+def _look(radius, supported, tiles=20):
+    """A look's fit as :func:`scanner.looks.choose_look` sees it: its tiles' radius and how many are supported."""
+    from scanner.lattice import LatticeFit
+
+    return LatticeFit(dict.fromkeys(Hex(q, 0) for q in range(tiles)), None, radius, supported_tiles=supported)
+
+
+def test_the_look_with_the_most_supported_tiles_is_kept_among_well_supported_ones():
+    from scanner.looks import choose_look
+
+    first, zoomed, crop = _look(30.0, 0), _look(31.0, 5), _look(60.0, 12)
+    assert choose_look([first, zoomed, crop]) is crop
+
+
+def test_without_a_well_supported_look_the_scale_most_looks_agree_on_is_kept():
+    """A lattice of every other tile (twice the radius) may catch a supported tile or two more by chance."""
+    from scanner.looks import choose_look
+
+    first, coarse, crop = _look(30.0, 0), _look(61.0, 3), _look(31.0, 0)
+    assert choose_look([first, coarse, crop]) is first
+    assert choose_look([coarse, crop, _look(29.0, 1)]).tile_radius_px == 29.0
+    assert choose_look([coarse]) is coarse
 
 
 def test_runners_up_are_other_lattices():

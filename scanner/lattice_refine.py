@@ -35,9 +35,9 @@ OUTLIER_PX = 1.5
 #: :data:`EDGE_CONTRAST` times the line's :data:`EDGE_FLOOR_QUANTILE` (its flat part), plus one grey level.
 #: A tile's border is often a broad edge (focus, the tile's side in perspective, a shadow) or several edges
 #: close together (a printed frame line, the side, the gap) that fill half the search line; against the
-#: line's median (until the seventeenth session) no sample of such tiles found an edge: 61 of 242 lattices
-#: at the right scale on renders of training seeds had under a fifth of their tiles supported
-#: (docs/benchmarks.md). The quantile and factor were chosen on the geometry of 80 of those renders.
+#: line's median (until the seventeenth session) few samples of such tiles found one: 61 of 242 lattices
+#: at the right scale on renders of training seeds had under a fifth of their tiles supported. The quantile
+#: and factor were chosen on the geometry of 80 of those renders (models/README.md).
 EDGE_FLOOR_QUANTILE = 0.25
 EDGE_CONTRAST = 3.0
 #: Weight of the prior "the tile sits on its lattice cell", in median edge samples, once the

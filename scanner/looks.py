@@ -82,9 +82,9 @@ def choose_look(looks: list[LatticeFit]) -> LatticeFit:
     well = [fit for fit in looks if fit.supported_share >= GOOD_SUPPORT]
     if well:
         return max(well, key=lambda fit: (fit.supported_tiles, fit.supported_share))
-    ranked = [(sum(_same_scale(fit, other) for other in looks if other is not fit), fit.supported_tiles, -n)
-              for n, fit in enumerate(looks)]
-    return looks[-max(ranked)[2]]
+    # max() keeps the first of equals: the look taken first.
+    return max(looks, key=lambda fit: (sum(_same_scale(fit, other) for other in looks if other is not fit),
+                                       fit.supported_tiles))
 
 
 def _same_scale(a: LatticeFit, b: LatticeFit) -> bool:

@@ -9,7 +9,8 @@ lattice that lies on the real tiles has its tiles' edges where the tiles'
 edges are (:attr:`scanner.lattice.LatticeFit.supported_share`), so when too few
 of the first look's tiles are supported, the photo is looked at again, shrunk
 further (for close-ups) and cropped to the board (for small boards), and the
-look to keep is chosen by :func:`choose_look`.
+look to keep is chosen by :func:`choose_look`. A first look with only some of
+its tiles supported is kept when another look sees the board at its scale.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ CROP_MARGIN = 0.15
 CROP_MAX_AREA = 0.5
 #: Two looks whose tiles' radii differ by less than this share see the board at the same scale.
 SAME_SCALE = 0.15
+#: Share of supported tiles at which a photo's first look is kept without looking again. Below it (but at
+#: GOOD_SUPPORT or more) the first look is kept only when another look sees the board at the same scale: a
+#: lattice at the wrong scale can find a fifth of its tiles' edges on a busy print (models/README.md).
+FIRST_LOOK_SUPPORT = 0.3
 
 
 def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit | None = None,
@@ -49,20 +54,27 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
         When the first look finds no board, or no look finds a lattice.
     """
     region = locate_board(image_bgr, net)
-    looks = []
     try:
-        looks.append(fit_lattice(image_bgr, region, previous=previous, lens_k1=lens_k1))
-        if looks[0].supported_share >= GOOD_SUPPORT:
-            return looks[0]
+        first: LatticeFit | None = fit_lattice(image_bgr, region, previous=previous, lens_k1=lens_k1)
     except NoBoardFound:
-        pass
+        first = None
+    # A video frame starts from the previous frame's lattice, a look already chosen: looking again would cost
+    # every such frame the further looks.
+    believed = GOOD_SUPPORT if previous is not None else FIRST_LOOK_SUPPORT
+    if first is not None and first.supported_share >= believed:
+        return first
+    others = []
     for side in ZOOM_OUT_SIDES:
-        looks.extend(_look(image_bgr, net, side, lens_k1))
+        others.extend(_look(image_bgr, net, side, lens_k1))
     box = crop_box(region, image_bgr.shape)
     if box is not None:
         x0, y0, x1, y1 = box
         crop = np.ascontiguousarray(image_bgr[y0:y1, x0:x1])
-        looks.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE, None))
+        others.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE, None))
+    if (first is not None and first.supported_share >= GOOD_SUPPORT
+            and any(_same_scale(first, other) for other in others)):
+        return first
+    looks = ([first] if first is not None else []) + others
     if not looks:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
     return choose_look(looks)

@@ -10,12 +10,12 @@ from scanner.lattice_model import LatticeModel, hex_centres, hex_corners
 from scanner.locate import BoardRegion, NoBoardFound
 
 
-def make_fit(cells: int, supported: int, k1: float = 0.0) -> LatticeFit:
+def make_fit(cells: int, supported: int, k1: float = 0.0, radius: float = 30.0) -> LatticeFit:
     model = LatticeModel.for_image(np.array([[30.0, 0, 400], [0, 30.0, 300], [0, 0, 1]]), (800, 600), k1=k1)
     hexes = [Hex(q, 0) for q in range(cells)]
     geometry = {h: CellGeometry(h, tuple(model.board_to_image(hex_centres([h]))[0]),
                                 model.board_to_image(hex_corners([h])[0]), 1.0, 1.0) for h in hexes}
-    return LatticeFit(geometry, model, 30.0, supported_tiles=supported)
+    return LatticeFit(geometry, model, radius, supported_tiles=supported)
 
 
 def region(bbox) -> BoardRegion:
@@ -68,6 +68,29 @@ def test_a_well_supported_first_look_is_kept_alone(fake_looks):
     net_fits, calls = fake_looks
     net_fits[(512, True)] = make_fit(10, 9)
     assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(512, True)]
+    assert len(calls) == 1
+
+
+def test_a_modestly_supported_first_look_is_kept_when_another_look_sees_its_scale(fake_looks):
+    net_fits, calls = fake_looks
+    net_fits.update({(512, True): make_fit(40, 10), (384, True): make_fit(12, 10, radius=32.0),
+                     (256, True): make_fit(5, 0, radius=60.0), (512, False): make_fit(20, 4, radius=31.0)})
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(512, True)]
+    assert len(calls) == 4  # every look was taken to check the first one's scale
+
+
+def test_a_modestly_supported_first_look_at_a_scale_no_other_look_sees_is_replaced(fake_looks):
+    net_fits, _ = fake_looks
+    net_fits.update({(512, True): make_fit(40, 10, radius=48.0), (384, True): make_fit(12, 1),
+                     (256, True): make_fit(5, 0, radius=70.0), (512, False): make_fit(20, 18)})
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None).supported_tiles == 18  # the cropped look
+
+
+def test_a_video_frame_keeps_a_modestly_supported_first_look_alone(fake_looks):
+    net_fits, calls = fake_looks
+    net_fits[(512, True)] = make_fit(40, 10, radius=48.0)
+    previous = make_fit(40, 30)
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None, previous=previous) is net_fits[(512, True)]
     assert len(calls) == 1
 
 

@@ -62,6 +62,11 @@ MIN_SECOND_SPOT = 0.6
 several pieces (at least two must reach it). Chosen on renders of training seeds with the decoder's check of such
 tiles (:class:`scanner.assemble.DecodeSettings` ``min_crowded_confidence``; models/README.md)."""
 MAX_PIECES_PER_TILE = 3
+MIN_READ = 0.05
+"""Chance of a piece below which its kind and colour are not read (taken as even). Far below every threshold that
+puts a piece on the board (:class:`scanner.assemble.DecodeSettings` ``min_piece``, ``min_stone_beside``), so no
+board changes; most tiles and positions beside the board hold no piece, and the kind model's six close-ups per
+piece are the costliest read of the pieces stage."""
 CLOSE_UP_SCALES = (1.0, 0.88, 1.12)
 """Sizes of the close-ups the kind model reads per piece, as shares of the usual one. The presence model's points,
 which place a close-up, are a little off, and a piece looks alike a little nearer or further: on 120 renders of
@@ -274,8 +279,12 @@ class PieceClassifier:
                                           np.reshape(p, (2, 2)) * PIECE_CROP)
                          for n, _, p in candidates])  # (k, 2 [base, top], 2) image px
         radii = np.array([tile_radius(corners[n]) for n in tiles])
-        kind_given_piece, colour_probs = self.read_pieces(pyramid, ends.mean(axis=1), radii)
         present = np.array([[p] for _, p, _ in candidates])
+        kind_given_piece = np.full((len(candidates), len(PIECE_KINDS) - 1), 1.0 / (len(PIECE_KINDS) - 1))
+        colour_probs = np.full((len(candidates), len(COLOUR_NAMES)), 1.0 / len(COLOUR_NAMES))
+        read = np.flatnonzero(present[:, 0] >= MIN_READ)
+        if len(read):
+            kind_given_piece[read], colour_probs[read] = self.read_pieces(pyramid, ends.mean(axis=1)[read], radii[read])
         kind_probs = np.hstack([1.0 - present, present * kind_given_piece])
         image = pyramid.levels[0]
         readings: list[list[PieceReading]] = [[] for _ in corners]

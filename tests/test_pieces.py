@@ -157,3 +157,28 @@ def test_a_piece_is_read_at_every_close_up_size_and_the_readings_averaged():
     assert np.allclose(kinds, np.mean([k for k, _ in views], axis=0), atol=1e-6)
     assert np.allclose(colours, np.mean([c for _, c in views], axis=0), atol=1e-6)
     assert not np.allclose(kinds, views[0][0], atol=1e-4)  # the other sizes are really read
+
+
+def test_kind_and_colour_are_read_only_where_a_piece_may_stand(monkeypatch):
+    """A tile the presence model calls empty (under MIN_READ) costs no close-ups: its kind and colour are even."""
+    from scanner.patches import Pyramid
+    from scanner.pieces import MIN_READ, PieceClassifier
+
+    image = np.random.default_rng(3).integers(0, 255, (240, 320, 3), dtype=np.uint8)
+    angles = np.radians(30.0 + 60.0 * np.arange(6))
+    hexagon = 40.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    corners = [hexagon + (100.0, 100.0), hexagon + (220.0, 120.0)]
+    classifier = PieceClassifier(DEFAULT_MODELS_DIR)
+    no_piece = np.array([0.1, 1.0 - MIN_READ / 2])  # a piece on the first tile, almost surely none on the second
+    presence_logits = np.log(np.column_stack([no_piece] + [(1.0 - no_piece) / 3] * 3))
+    points = np.array([[0.5, 0.6, 0.5, 0.3]] * 2)
+    monkeypatch.setattr(classifier.model, "run", lambda crops: [presence_logits, None, points])
+    no_spots = (np.full((1, 1, SPOT_GRID, SPOT_GRID), -10.0), np.zeros((1, 4, SPOT_GRID, SPOT_GRID)))
+    monkeypatch.setattr(classifier, "read_spots", lambda crops: no_spots)
+    read, read_pieces = [], classifier.read_pieces
+    monkeypatch.setattr(classifier, "read_pieces", lambda *args: read.append(len(args[1])) or read_pieces(*args))
+    (piece,), (empty,) = classifier.predict(Pyramid(image), corners)
+    assert read == [1]
+    assert piece.kind_probs[1:].sum() == pytest.approx(0.9) and piece.kind != "none"
+    np.testing.assert_allclose(empty.kind_probs, [1.0 - MIN_READ / 2] + [MIN_READ / 6] * 3)
+    np.testing.assert_allclose(empty.colour_probs, 1.0 / len(COLOUR_NAMES))

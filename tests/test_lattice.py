@@ -351,30 +351,6 @@ def test_a_sheared_best_hypothesis_gives_way_to_the_one_on_the_tile_edges(monkey
     assert fit.supported_share > 0.8 and _same_layout(list(fit.cells), hexes)
 
 
-def _look(radius, supported, tiles=20):
-    """A look's fit as :func:`scanner.looks.choose_look` sees it: its tiles' radius and how many are supported."""
-    from scanner.lattice import LatticeFit
-
-    return LatticeFit(dict.fromkeys(Hex(q, 0) for q in range(tiles)), None, radius, supported_tiles=supported)
-
-
-def test_the_look_with_the_most_supported_tiles_is_kept_among_well_supported_ones():
-    from scanner.looks import choose_look
-
-    first, zoomed, crop = _look(30.0, 0), _look(31.0, 5), _look(60.0, 12)
-    assert choose_look([first, zoomed, crop]) is crop
-
-
-def test_without_a_well_supported_look_the_scale_most_looks_agree_on_is_kept():
-    """A lattice of every other tile (twice the radius) may catch a supported tile or two more by chance."""
-    from scanner.looks import choose_look
-
-    first, coarse, crop = _look(30.0, 0), _look(61.0, 3), _look(31.0, 0)
-    assert choose_look([first, coarse, crop]) is first
-    assert choose_look([coarse, crop, _look(29.0, 1)]).tile_radius_px == 29.0
-    assert choose_look([coarse]) is coarse
-
-
 def test_runners_up_are_other_lattices():
     from scanner.lattice_assign import _same_lattice
 

@@ -45,6 +45,19 @@ def test_crop_box_keeps_a_margin_and_skips_boards_filling_the_photo():
     assert looks.crop_box(region((5.0, 5.0, 20.0, 20.0)), (600, 800, 3)) is None  # too small to look at
 
 
+def test_the_look_with_the_most_supported_tiles_is_kept_among_well_supported_ones():
+    first, zoomed, crop = make_fit(20, 0), make_fit(20, 5, radius=31.0), make_fit(20, 12, radius=60.0)
+    assert looks.choose_look([first, zoomed, crop]) is crop
+
+
+def test_without_a_well_supported_look_the_scale_most_looks_agree_on_is_kept():
+    """A lattice of every other tile (twice the radius) may catch a supported tile or two more by chance."""
+    first, coarse, crop = make_fit(20, 0), make_fit(20, 3, radius=61.0), make_fit(20, 0, radius=31.0)
+    assert looks.choose_look([first, coarse, crop]) is first
+    assert looks.choose_look([coarse, crop, make_fit(20, 1, radius=29.0)]).tile_radius_px == 29.0
+    assert looks.choose_look([coarse]) is coarse
+
+
 @pytest.fixture
 def fake_looks(monkeypatch):
     """fit_lattice and locate_board stand-ins: each look's fit is chosen by the side it is taken at."""

@@ -12,7 +12,7 @@ the lattice fit, which measures the sector and piece stages alone. Several
 view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
 (:func:`fjords.compare.piece_error_causes`), rune stones beside the tiles found and invented, legal
-boards read with two pieces on a tile, how often confident tiles and pieces are wrong, and median seconds
+boards read with two pieces on a tile, how often confident tiles and pieces are wrong, each photo's errors, and median seconds
 per stage.
 """
 
@@ -104,6 +104,7 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "stones_and_crowding": dict(sum((stones_and_crowding(b, t, c)
                                              for b, t, c in zip(boards, truths, comparisons)), Counter())),
             "reliability": summary["reliability"],
+            "errors_by_photo": {path.name: c.errors for path, c in zip(photos, comparisons)},
         }
     stages = sorted({s for t in timings for s in t})
     report["median_seconds"] = {s: statistics.median([t.get(s, 0.0) for t in timings]) for s in stages}

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"calibrated on {source.name}: {json.dumps(calibration.report)}")
-        print(f"colours: {json.dumps(calibration.to_json()['colours'])}  lens k1: {calibration.lens_k1}")
+        print(f"colours: {json.dumps(calibration.to_json()['colours'])}  naming: {calibration.colour_naming}")
         for label in ("without", "with"):
             print(f"{label} calibration, {len(others)} photos: {json.dumps(report[label]['summary'])}")
             print(f"  wrong sectors {report[label]['wrong_sectors']}, written '?' "

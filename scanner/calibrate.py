@@ -20,11 +20,11 @@ import numpy as np
 
 from fjords.board import Board, Piece
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, segment_of
-from scanner.calibration import Calibration, CalibrationError, fit_terrain_look, free_calibration_path, \
-    save_calibration, sector_features
+from scanner.calibration import NETWORK_NAMING, PALETTE_NAMING, Calibration, CalibrationError, fit_terrain_look, \
+    free_calibration_path, save_calibration, sector_features
 from scanner.lattice_model import MIN_LENS_TILES, fit_model, hex_centres
 from scanner.patches import Pyramid, hex_patches
-from scanner.pieces import COLOUR_SPREAD, PieceReading, rgb_to_lab
+from scanner.pieces import COLOUR_SPREAD, PieceReading, palette_probs, rgb_to_lab
 from scanner.sectors import sector_visibility
 
 #: Below this share of readable sectors agreeing with the board, the board is not this photo's. Two unrelated
@@ -92,16 +92,19 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
         raise CalibrationError(f"the board does not match the photo: only {agreement:.0%} of the sectors read look "
                                f"as the board says (at least {MIN_AGREEMENT:.0%} expected)")
     look, accuracy = fit_terrain_look(sector_features(patches), labels, usable, probs)
-    colours, measured = piece_colours(scanner, pyramid, board, placed)
-    lens_k1 = lens_distortion(placed, image_bgr.shape)
+    readings = player_readings(scanner, pyramid, board, placed)
+    colours, measured = piece_colours(readings)
+    naming, named_right = colour_naming(readings, colours)
     report = {"photo": photo, "tiles": len(placed), "sectors_used": int(usable.sum()),
               "sector_accuracy_network": round(accuracy["network"], 4),
               "sector_accuracy_calibrated": round(accuracy["calibrated"], 4),
               "pieces_per_player": {p: sum(q.player == p for q in board.pieces) for p in colours},
               "pieces_measured": measured,
               "colours_alike": [list(pair) for pair in alike_colours(colours)],
+              "pieces_named_right": named_right,
+              "lens_k1": lens_distortion(placed, image_bgr.shape),
               "models": scanner.model_versions}
-    return Calibration(name, colours, look, lens_k1, report)
+    return Calibration(name, colours, look, report, naming)
 
 
 def place_board(scanner, image_bgr: np.ndarray, board: Board, scale: float) -> list[PlacedTile]:
@@ -144,28 +147,65 @@ def best_alignment(board: Board, cells: dict) -> tuple[Board, tuple[int, int], i
     return best
 
 
-def piece_colours(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTile]
+def player_readings(scanner, pyramid: Pyramid, board: Board, placed: list[PlacedTile]
+                    ) -> dict[str, list[PieceReading]]:
+    """Each player's pieces as the (uncalibrated) piece models read them, by lower-case player name."""
+    corners = {t.hex: t.corners_px for t in placed}
+    owned = [p for p in board.pieces if p.player and p.hex in corners]
+    tiles = list(dict.fromkeys(p.hex for p in owned))
+    readings = dict(zip(tiles, scanner.pieces.predict(pyramid, [corners[h] for h in tiles]))) if tiles else {}
+    mine: dict[str, list[PieceReading]] = {}
+    for piece in owned:
+        mine.setdefault(piece.player.lower(), []).append(
+            reading_for(piece, board.tiles[piece.hex].terrain, readings[piece.hex]))
+    return mine
+
+
+def seen_readings(readings: list[PieceReading]) -> list[PieceReading]:
+    """The readings where the presence model sees a piece: elsewhere the reading's point lies on the tile."""
+    return [r for r in readings if 1.0 - float(r.kind_probs[0]) >= MIN_PIECE_SEEN]
+
+
+def piece_colours(readings: dict[str, list[PieceReading]]
                   ) -> tuple[dict[str, tuple[int, int, int]], dict[str, int]]:
     """Median RGB of each player's pieces, measured as a scan measures them, and how many pieces each
     median is taken over.
 
-    Only readings where the presence model sees a piece count: elsewhere (a piece of an unseen paint
-    it misses, one cut off by the frame) the reading's point lies on the tile, and its colour is the
-    terrain's. A player none of whose pieces is seen falls back to all its readings (count 0).
+    Only readings where the presence model sees a piece count (:func:`seen_readings`): elsewhere (a piece of
+    an unseen paint it misses, one cut off by the frame) the reading's colour is the terrain's. A player none of
+    whose pieces is seen falls back to all its readings (count 0).
     """
-    corners = {t.hex: t.corners_px for t in placed}
-    owned = [p for p in board.pieces if p.player and p.hex in corners]
-    if not owned:
-        return {}, {}
-    tiles = list(dict.fromkeys(p.hex for p in owned))
-    readings = dict(zip(tiles, scanner.pieces.predict(pyramid, [corners[h] for h in tiles])))
     colours, measured = {}, {}
-    for player in dict.fromkeys(p.player for p in owned):
-        mine = [reading_for(p, board.tiles[p.hex].terrain, readings[p.hex]) for p in owned if p.player == player]
-        seen = [r for r in mine if 1.0 - float(r.kind_probs[0]) >= MIN_PIECE_SEEN]
-        colours[player.lower()] = tuple(int(v) for v in np.median([r.rgb for r in seen or mine], axis=0))
-        measured[player.lower()] = len(seen)
+    for player, mine in readings.items():
+        seen = seen_readings(mine)
+        colours[player] = tuple(int(v) for v in np.median([r.rgb for r in seen or mine], axis=0))
+        measured[player] = len(seen)
     return colours, measured
+
+
+def colour_naming(readings: dict[str, list[PieceReading]], colours: dict[str, tuple[int, int, int]]
+                  ) -> tuple[str, dict[str, int]]:
+    """Whether a scan with this calibration names pieces by its palette or by the piece network, and why.
+
+    Counts, over the seen pieces of the calibration photo, how many each way of naming gets right: the
+    network's own colour name, and the palette's as a scan would give it (:func:`scanner.pieces.palette_probs`)
+    with the piece's own player measured on its other pieces only (left out, as a later photo's piece is).
+    The palette replaces the network's names only when it names more pieces right, or when no seen piece
+    tells (none seen, or player names that are no colour, e.g. "anna"): where the network already knows the
+    paint, a palette measured on one photo names pieces under another lamp worse (docs/calibration.md).
+    """
+    network = palette = 0
+    for player, mine in readings.items():
+        seen = seen_readings(mine)
+        for k, reading in enumerate(seen):
+            network += reading.colour == player
+            others = seen[:k] + seen[k + 1:]
+            if others:  # with nothing left to measure the player on, the palette earns nothing
+                left_out = {**colours, player: tuple(np.median([r.rgb for r in others], axis=0))}
+                fitted = palette_probs(reading.rgb, left_out)
+                palette += (fitted[1][int(np.argmax(fitted[0]))] if fitted else reading.colour) == player
+    counts = {"network": int(network), "palette": int(palette)}
+    return (NETWORK_NAMING if network and network >= palette else PALETTE_NAMING), counts
 
 
 def alike_colours(colours: dict[str, tuple[int, int, int]], min_distance: float = MIN_COLOUR_DISTANCE
@@ -189,6 +229,16 @@ def reading_for(piece: Piece, terrain: str, readings: tuple[PieceReading, ...]) 
                                         min((r.sector - piece.sector) % SECTORS, (piece.sector - r.sector) % SECTORS)))
 
 
+def naming_text(calibration: Calibration) -> str:
+    """One line on how scans with ``calibration`` name the pieces' colours, and why."""
+    right = calibration.report.get("pieces_named_right", {})
+    why = (f" ({right['network']} seen pieces of this photo named right by the network, {right['palette']} by "
+           "your colours measured on the others)") if right else ""
+    if calibration.colour_naming == NETWORK_NAMING:
+        return f"piece colours: named by the piece network, which knows your paints{why}"
+    return f"piece colours: named after your players' colours{why}"
+
+
 def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> float | None:
     """Barrel distortion ``k1`` of the lattice model through the tiles' centres, if enough tiles show it."""
     if len(placed) < MIN_LENS_TILES:
@@ -203,10 +253,11 @@ def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> f
 
 DESCRIPTION = """Calibrate the scanner to your own copy of Fjords from one photo and its correct board.
 
-Learns your pieces' colours (named after the board's players), the look of sea,
-mountain and plain in your printing under your light, and your camera's lens,
-and saves them as NAME in your configuration folder. Then scan with
-fjords scan PHOTO --calibration NAME."""
+Learns your pieces' colours (named after the board's players) and the look of
+sea, mountain and plain in your printing under your light, and saves them as
+NAME in your configuration folder. Then scan with
+fjords scan PHOTO --calibration NAME. (Your camera's lens is measured and
+shown, not kept: every scan measures its own photo's lens.)"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -235,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
                             photo=Path(args.photo).name)
     saved = save_calibration(calibration, force=args.force)
     report = calibration.report
+    lens = report.get("lens_k1")
     measured = report.get("pieces_measured", {})
     colours = ", ".join(f"{n} {tuple(rgb)} ({measured[n]} pieces seen)" if measured.get(n)
                         else f"{n} {tuple(rgb)} (no piece seen, measured on the tiles: check it)"
@@ -243,7 +295,9 @@ def run(args: argparse.Namespace) -> int:
           f"  sectors read right on this photo: {report['sector_accuracy_network']:.1%} by the network, "
           f"{report['sector_accuracy_calibrated']:.1%} calibrated (tiles left out in turn)\n"
           f"  player colours: {colours}\n"
-          f"  lens k1: {'not measured (too few tiles)' if calibration.lens_k1 is None else f'{calibration.lens_k1:.4f}'}")
+          f"  {naming_text(calibration)}\n"
+          f"  lens k1 of this photo: {'not measured (too few tiles)' if lens is None else f'{lens:.4f}'} "
+          "(not kept: every scan measures its own)")
     for a, b, distance in report.get("colours_alike", []):
         print(f"  warning: {a} and {b} look alike in this photo (ΔE {distance}): their pieces may be confused; "
               "calibrate from a photo where both show in good light")

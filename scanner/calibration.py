@@ -1,4 +1,4 @@
-"""Calibration to one table: the look of its printing, its pieces' paint and its camera's lens.
+"""Calibration to one table: the look of its printing and its pieces' paint.
 
 ``fjords calibrate PHOTO --board BOARD.json --name NAME`` learns, from one photo
 and its correct board, what the generic models cannot know about a player's
@@ -6,15 +6,20 @@ own copy:
 
 * **colours** — player name → RGB of that player's pieces, measured the way a
   scan measures them (:func:`scanner.pieces.piece_rgb`), so pieces of any paint
-  (white, green, orange …) are named after the players;
+  (white, green, orange …) are named after the players. The palette names
+  pieces only where it names the calibration photo's pieces better than the
+  piece network does (``colour_naming``; :func:`scanner.calibrate.colour_naming`);
 * **terrain** — the colour of sea, mountain and plain in this printing under
   this light: a Gaussian per terrain over a few colour statistics of each
   sector (:func:`sector_features`), whose log-likelihood is added, weighted, to
   the sector network's log-probabilities. The weight is chosen on the
   calibration photo by leave-one-tile-out log-loss among a few small values
-  that include 0 (the network alone), and only when clearly better than 0;
-* **lens** — the barrel distortion ``k1`` of the lattice model fitted to the
-  board's tile centres, given to the lattice fit of later scans.
+  that include 0 (the network alone), and only when clearly better than 0.
+
+The lens (barrel distortion ``k1`` through the board's tile centres) is
+measured and reported, not kept for later scans: every scan fits its own
+photo's lens, and one from another photo (another phone, another zoom)
+misplaced tiles where it stood in (docs/calibration.md).
 
 A calibration is a small JSON file (``fjords-calibration/1``) in the user's
 configuration folder (:func:`config_dir`); ``calibration/`` in the repository
@@ -43,11 +48,16 @@ from fjords.geometry import SECTORS, TERRAINS
 from scanner.patches import HEX_MARGIN, HEX_PATCH
 
 FORMAT = "fjords-calibration/1"
+PALETTE_NAMING = "palette"
+"""A calibration's pieces are named after the nearest player colour it measured."""
+NETWORK_NAMING = "network"
+"""A calibration's pieces are named by the piece network, as without a calibration."""
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "calibration"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: Weights tried for the terrain look's log-likelihood (0: the network alone). Larger ones fitted the
-#: calibration photo's light and read the table's next photos worse (docs/calibration.md).
-TERRAIN_WEIGHTS = (0.0, 0.03, 0.1)
+#: calibration photo's light and read the table's next photos worse: 0.3 and 1 (seventh session), and 0.1
+#: on copies of training styles, where 0.03 read them better (nineteenth session, docs/calibration.md).
+TERRAIN_WEIGHTS = (0.0, 0.03)
 #: Ridge added to each terrain's covariance (feature units²), so a few sectors give a usable Gaussian.
 COVARIANCE_RIDGE = 4.0
 #: A terrain's log-likelihood is kept within this of the best, so one odd sector cannot swamp the network.
@@ -153,23 +163,28 @@ class Calibration:
     name : the calibration's name.
     colours : player name → RGB of that player's pieces (as a scan measures them).
     terrain : the printing's terrain look, or None.
-    lens_k1 : barrel distortion of the lattice model (see :mod:`scanner.lattice_model`), or None.
     report : how it was made and what it changed on its own photo (for people; not read back).
+    colour_naming : :data:`PALETTE_NAMING` (pieces are named after the nearest player of ``colours``) or
+        :data:`NETWORK_NAMING` (the piece network names them, as without a calibration).
     """
 
     name: str
     colours: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
     terrain: TerrainLook | None = None
-    lens_k1: float | None = None
     report: Mapping[str, Any] = field(default_factory=dict)
+    colour_naming: str = PALETTE_NAMING
+
+    @property
+    def palette(self) -> Mapping[str, tuple[int, int, int]] | None:
+        """The player colours pieces are named by, or None where the piece network names them."""
+        return self.colours if self.colours and self.colour_naming == PALETTE_NAMING else None
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": FORMAT, "name": self.name,
-                               "colours": {n: list(rgb) for n, rgb in self.colours.items()}}
+                               "colours": {n: list(rgb) for n, rgb in self.colours.items()},
+                               "colour_naming": self.colour_naming}
         if self.terrain is not None:
             doc["terrain"] = self.terrain.to_json()
-        if self.lens_k1 is not None:
-            doc["lens"] = {"k1": round(self.lens_k1, 5)}
         if self.report:
             doc["report"] = dict(self.report)
         return doc
@@ -182,13 +197,14 @@ class Calibration:
             if any(len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb) for rgb in colours.values()):
                 raise ValueError("colours must be [r, g, b] in 0..255")
             terrain = TerrainLook.from_json(doc["terrain"]) if doc.get("terrain") else None
-            lens = doc.get("lens") or {}
-            k1 = float(lens["k1"]) if "k1" in lens else None
+            naming = doc.get("colour_naming", PALETTE_NAMING)  # older files have no choice: the palette
+            if naming not in (PALETTE_NAMING, NETWORK_NAMING):
+                raise ValueError(f"colour_naming must be {PALETTE_NAMING!r} or {NETWORK_NAMING!r}")
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise CalibrationError(f"calibration {name or doc.get('name', '')} is not valid: {exc}") from None
-        if not colours and terrain is None and k1 is None:
-            raise CalibrationError(f"calibration {name} holds nothing: no colours, terrain look or lens")
-        return cls(str(doc.get("name", name)), colours, terrain, k1, dict(doc.get("report", {})))
+        if not colours and terrain is None:  # a lens alone (older files kept one) is no longer used
+            raise CalibrationError(f"calibration {name} holds nothing: no colours or terrain look")
+        return cls(str(doc.get("name", name)), colours, terrain, dict(doc.get("report", {})), naming)
 
 
 def load_calibration(calibration: "str | Path | Mapping[str, Any] | Calibration | None") -> Calibration | None:

@@ -129,7 +129,7 @@ class LatticeFit:
 
 
 def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
-                previous: LatticeFit | None = None, lens_k1: float | None = None) -> LatticeFit:
+                previous: LatticeFit | None = None) -> LatticeFit:
     """Find the tiles of a located board and fit the lattice.
 
     Parameters
@@ -140,9 +140,6 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     previous : LatticeFit, optional
         The previous video frame's fit: when most of its tiles are found again
         near where they were, the lattice search is skipped.
-    lens_k1 : float, optional
-        The camera's barrel distortion from a calibration: used where too few tiles are found
-        to fit the photo's own (fewer than :data:`MIN_LENS_TILES`).
 
     Raises
     ------
@@ -168,7 +165,7 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     assign_time = time.perf_counter() - start
     best: LatticeFit | None = None
     for assignment in hypotheses:
-        fit = _fit_assignment(image_bgr, board_region, assignment, points, lens_k1)
+        fit = _fit_assignment(image_bgr, board_region, assignment, points)
         if fit is None:
             continue
         # The candidates cannot tell a sheared lattice from the real one; the tiles' edges can. A runner-up
@@ -184,8 +181,8 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     return best
 
 
-def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment: Assignment, points: np.ndarray,
-                    lens_k1: float | None) -> LatticeFit | None:
+def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment: Assignment, points: np.ndarray
+                    ) -> LatticeFit | None:
     """The lattice fit of one hypothesis: refitted, its present cells judged, refined on tile edges.
 
     None when no cell of it holds a tile.
@@ -194,21 +191,20 @@ def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment
     height, width = image_bgr.shape[:2]
     size = (width, height)
     timings: dict[str, float] = {}
-    # A board showing enough tiles measures its own lens: a calibrated one holds only for the camera and
-    # zoom it was measured with (on copies photographed with other lenses it misplaced tiles, docs/calibration.md).
+    # Every photo measures its own lens where it shows enough tiles: one measured on another photo holds only
+    # for the camera and zoom it was taken with, and misplaced tiles where it stood in (docs/calibration.md).
     inliers = int(assignment.inlier.sum())
-    fit_distortion = lens_k1 is None or inliers >= MIN_LENS_TILES
-    model = assignment.model if fit_distortion else replace(assignment.model, k1=lens_k1)
+    model = assignment.model
     if inliers >= 8:
         # Robust refit: a candidate on a piece or a neighbour's edge must not pull the whole lattice.
         model = fit_model(hex_centres(assignment.axial[assignment.inlier]), points[assignment.inlier], size,
-                          initial=model, fit_distortion=fit_distortion and inliers >= MIN_LENS_TILES,
+                          initial=model, fit_distortion=inliers >= MIN_LENS_TILES,
                           loss_scale_px=0.1 * model.scale_px(hex_centres(assignment.axial[assignment.inlier]).mean(0)))
     cells = _present_cells(model, board_region, assignment)
     timings["cells"] = time.perf_counter() - start
     if not cells:
         return None
-    model, cells, support = _refine(image_bgr, model, cells, fit_distortion)
+    model, cells, support = _refine(image_bgr, model, cells)
     timings["refine"] = time.perf_counter() - start - timings["cells"]
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
     return LatticeFit(cells, model, radius, timings, int(np.sum(support >= SUPPORTED_EDGES)))
@@ -266,7 +262,7 @@ def _hex_norm(offset: np.ndarray) -> np.ndarray:
     return np.max(np.abs(offset @ normals.T), axis=1) / (math.sqrt(3.0) / 2.0)
 
 
-def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry], fit_distortion: bool = True
+def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
             ) -> tuple[LatticeModel, dict[Hex, CellGeometry], np.ndarray]:
     """Refit the lattice through the tiles' own edges, then fit every tile's own pose to its edges.
 
@@ -284,7 +280,7 @@ def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometr
         lattice = hex_corners(hexes)[good]
         shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
         model = fit_model(lattice.reshape(-1, 2), shifted, size, initial=model,
-                          fit_distortion=fit_distortion and good.sum() >= MIN_LENS_TILES,
+                          fit_distortion=good.sum() >= MIN_LENS_TILES,
                           loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0)))
         rectified, inside, origin = rectify(image, model, low, high)
         poses = refine_poses(edge_response(rectified, inside), origin, centres)

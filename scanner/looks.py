@@ -34,8 +34,7 @@ SAME_SCALE = 0.15
 FIRST_LOOK_SUPPORT = 0.3
 
 
-def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit | None = None,
-                 lens_k1: float | None = None) -> LatticeFit:
+def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit | None = None) -> LatticeFit:
     """The lattice of the board in a photo, from the look whose tiles sit best on tile edges.
 
     Parameters
@@ -44,9 +43,6 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
     net : TileTopNet
     previous : LatticeFit, optional
         The previous video frame's fit (see :func:`scanner.lattice.fit_lattice`).
-    lens_k1 : float, optional
-        A calibrated barrel distortion; used by the looks at the whole photo (a crop has
-        another centre, so its look fits its own).
 
     Raises
     ------
@@ -55,7 +51,7 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
     """
     region = locate_board(image_bgr, net)
     try:
-        first: LatticeFit | None = fit_lattice(image_bgr, region, previous=previous, lens_k1=lens_k1)
+        first: LatticeFit | None = fit_lattice(image_bgr, region, previous=previous)
     except NoBoardFound:
         first = None
     # A video frame starts from the previous frame's lattice, a look already chosen: looking again would cost
@@ -65,12 +61,12 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
         return first
     others = []
     for side in ZOOM_OUT_SIDES:
-        others.extend(_look(image_bgr, net, side, lens_k1))
+        others.extend(_look(image_bgr, net, side))
     box = crop_box(region, image_bgr.shape)
     if box is not None:
         x0, y0, x1, y1 = box
         crop = np.ascontiguousarray(image_bgr[y0:y1, x0:x1])
-        others.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE, None))
+        others.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE))
     if (first is not None and first.supported_share >= GOOD_SUPPORT
             and any(_same_scale(first, other) for other in others)):
         return first
@@ -103,10 +99,10 @@ def _same_scale(a: LatticeFit, b: LatticeFit) -> bool:
     return abs(b.tile_radius_px / a.tile_radius_px - 1.0) < SAME_SCALE
 
 
-def _look(image_bgr: np.ndarray, net: TileTopNet, side: int, lens_k1: float | None) -> list[LatticeFit]:
+def _look(image_bgr: np.ndarray, net: TileTopNet, side: int) -> list[LatticeFit]:
     """The fit of one look, or nothing when that look finds no board."""
     try:
-        return [fit_lattice(image_bgr, locate_board(image_bgr, net, side), lens_k1=lens_k1)]
+        return [fit_lattice(image_bgr, locate_board(image_bgr, net, side))]
     except NoBoardFound:
         return []
 

@@ -135,6 +135,13 @@ def calibrated_colour_probs(rgb: tuple[int, int, int], palette: Mapping[str, tup
     return softmax(-distance2 / (2 * spread ** 2)), names, float(np.sqrt(distance2.min()))
 
 
+def palette_probs(rgb: tuple[int, int, int], palette: Mapping[str, tuple[int, int, int]]
+                  ) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    """A piece's colour named by a calibrated palette, or None where it fits no player (:data:`PALETTE_FIT`)."""
+    probs, names, nearest = calibrated_colour_probs(rgb, palette)
+    return (probs, names) if nearest <= PALETTE_FIT else None
+
+
 def piece_rgb(image: np.ndarray, base: np.ndarray, top: np.ndarray, radius: float) -> tuple[int, int, int]:
     """Median RGB of the pixels around the middle of the base-to-top line of a piece."""
     h, w = image.shape[:2]
@@ -292,10 +299,9 @@ class PieceClassifier:
             base, top = ends[k]
             rgb = piece_rgb(image, base, top, radii[k] * 0.06)
             probs, names = colour_probs[k], COLOUR_NAMES
-            if self.palette:
-                calibrated, calibrated_names, nearest = calibrated_colour_probs(rgb, self.palette)
-                if nearest <= PALETTE_FIT:
-                    probs, names = calibrated, calibrated_names
+            fitted = palette_probs(rgb, self.palette) if self.palette else None
+            if fitted:
+                probs, names = fitted
             readings[n].append(PieceReading(kind_probs[k], probs, names, (float(base[0]), float(base[1])),
                                             (float(top[0]), float(top[1])), sector_at(corners[n], base), rgb))
         return [tuple(r) for r in readings]

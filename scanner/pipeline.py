@@ -90,7 +90,7 @@ class Scanner:
         self.settings = settings
         self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
-        self.pieces = PieceClassifier(self.models_dir, self.calibration.colours if self.calibration else None)
+        self.pieces = PieceClassifier(self.models_dir, self.calibration.palette if self.calibration else None)
         # Calibrated on the models' own colour names: a table's calibrated palette names colours otherwise.
         self.piece_calibration = (load_piece_calibration(self.models_dir, self.pieces.versions)
                                   if piece_calibration and not self.pieces.palette else None)
@@ -140,8 +140,7 @@ class Scanner:
         with timed(timings, "quality"):
             report = check_quality(image_bgr)
         with timed(timings, "lattice"):
-            lattice = find_lattice(image_bgr, self.tile_tops, previous=previous.lattice if previous else None,
-                                   lens_k1=self.calibration.lens_k1 if self.calibration else None)
+            lattice = find_lattice(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
@@ -293,9 +292,10 @@ def doubtful_advice(board: Board) -> list[str]:
 
 def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:
     """One sentence about pieces whose paint fits no player of the calibration (:data:`scanner.pieces.PALETTE_FIT`)."""
-    if not calibration or not calibration.colours:
+    palette = calibration.palette if calibration else None
+    if not palette:  # pieces named by the network, as without a calibration
         return []
-    strangers = [p for p in board.pieces if p.is_player_piece and p.player not in calibration.colours]
+    strangers = [p for p in board.pieces if p.is_player_piece and p.player not in palette]
     if not strangers:
         return []
     named = _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in strangers])

@@ -275,20 +275,6 @@ def test_fit_lattice_follows_the_previous_frame():
     assert set(second.cells) == set(first.cells)
 
 
-def test_a_calibrated_lens_stands_in_only_where_too_few_tiles_show():
-    from scanner.lattice_model import MIN_LENS_TILES
-
-    model = _photo_model()
-    image, region, _ = _drawn_board(model, _disc(3))
-    own = fit_lattice(image, region)
-    calibrated = fit_lattice(image, region, lens_k1=-0.2)
-    # A board of 37 tiles measures its own lens: the calibrated one (another zoom, say) changes nothing.
-    assert len(own.cells) >= MIN_LENS_TILES
-    assert calibrated.model.k1 == pytest.approx(own.model.k1) and set(calibrated.cells) == set(own.cells)
-    small_image, small_region, _ = _drawn_board(model, _disc(1))
-    assert fit_lattice(small_image, small_region, lens_k1=-0.2).model.k1 == -0.2
-
-
 def _fit_of(model, hexes):
     from scanner.lattice import CellGeometry, LatticeFit
 

@@ -67,7 +67,7 @@ def fake_looks(monkeypatch):
         calls.append((side, image.shape[:2]))
         return region((300.0, 200.0, 400.0, 260.0))
 
-    def fit(image, board_region, previous=None, lens_k1=None):
+    def fit(image, board_region, previous=None):
         side, shape = calls[-1]
         return net_fits[(side, shape == (600, 800))]
 

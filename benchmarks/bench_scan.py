@@ -12,8 +12,8 @@ the lattice fit, which measures the sector and piece stages alone. Several
 view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
 (:func:`fjords.compare.piece_error_causes`), rune stones beside the tiles found and invented, legal
-boards read with two pieces on a tile, how often confident tiles and pieces are wrong, each photo's errors, and median seconds
-per stage.
+boards read with two pieces on a tile, how often confident tiles and pieces are wrong, each photo's errors,
+and median seconds per stage.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fjords_cli.main import main
-from scanner.calibration import (NETWORK_NAMING, PALETTE_NAMING, TERRAIN_WEIGHTS, Calibration, CalibrationError, TerrainLook, calibration_path,
-                                 fit_terrain_look,
-                                 load_calibration, save_calibration, sector_features, sector_masks)
+from scanner.calibration import (NETWORK_NAMING, PALETTE_NAMING, TERRAIN_WEIGHTS, Calibration, CalibrationError,
+                                 TerrainLook, calibration_path, fit_terrain_look, load_calibration, save_calibration,
+                                 sector_features, sector_masks)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
 
@@ -323,12 +323,17 @@ def _reading(p_none, rgb, network_name):
 def test_the_network_names_pieces_where_it_already_knows_the_paint():
     from scanner.calibrate import colour_naming, piece_colours
 
-    # Red pieces under a warm lamp measure pinkish; the network still names them red, and blue blue.
-    readings = {"red": [_reading(0.1, (215, 160, 145), "red"), _reading(0.1, (150, 40, 40), "red"),
-                        _reading(0.1, (230, 170, 150), "red")],
-                "blue": [_reading(0.1, (40, 80, 190), "blue"), _reading(0.1, (60, 100, 200), "blue")]}
-    naming, counts = colour_naming(readings, piece_colours(readings)[0])
-    assert naming == NETWORK_NAMING and counts["network"] == 5 and counts["palette"] <= 5
+    # A red piece in the lamp's glare measures like the yellow player's paint; the network still names it red.
+    readings = {"red": [_reading(0.1, (200, 40, 40), "red"), _reading(0.1, (190, 50, 45), "red"),
+                        _reading(0.1, (225, 170, 60), "red")],
+                "yellow": [_reading(0.1, (225, 185, 50), "yellow"), _reading(0.1, (230, 195, 45), "yellow")]}
+    assert colour_naming(readings, piece_colours(readings)[0]) == (NETWORK_NAMING, {"network": 5, "palette": 4})
+    # Where both name every seen piece right, a scan names colours as without a calibration.
+    readings["red"][2] = _reading(0.1, (210, 45, 40), "red")
+    assert colour_naming(readings, piece_colours(readings)[0]) == (NETWORK_NAMING, {"network": 5, "palette": 5})
+    # A player with one seen piece leaves nothing to measure it on: the palette earns nothing there.
+    alone = {"red": readings["red"][:1], "yellow": readings["yellow"]}
+    assert colour_naming(alone, piece_colours(alone)[0])[1] == {"network": 3, "palette": 2}
 
 
 def test_the_palette_names_paints_the_network_does_not_know():

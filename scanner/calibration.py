@@ -8,7 +8,8 @@ own copy:
   scan measures them (:func:`scanner.pieces.piece_rgb`), so pieces of any paint
   (white, green, orange …) are named after the players. The palette names
   pieces only where it names the calibration photo's pieces better than the
-  piece network does (``colour_naming``; :func:`scanner.calibrate.colour_naming`);
+  piece network does, or the network names none of them right
+  (``colour_naming``; :func:`scanner.calibrate.colour_naming`);
 * **terrain** — the colour of sea, mountain and plain in this printing under
   this light: a Gaussian per terrain over a few colour statistics of each
   sector (:func:`sector_features`), whose log-likelihood is added, weighted, to

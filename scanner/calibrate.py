@@ -153,7 +153,7 @@ def player_readings(scanner, pyramid: Pyramid, board: Board, placed: list[Placed
     corners = {t.hex: t.corners_px for t in placed}
     owned = [p for p in board.pieces if p.player and p.hex in corners]
     tiles = list(dict.fromkeys(p.hex for p in owned))
-    readings = dict(zip(tiles, scanner.pieces.predict(pyramid, [corners[h] for h in tiles]))) if tiles else {}
+    readings = dict(zip(tiles, scanner.pieces.predict(pyramid, [corners[h] for h in tiles])))
     mine: dict[str, list[PieceReading]] = {}
     for piece in owned:
         mine.setdefault(piece.player.lower(), []).append(

@@ -18,9 +18,11 @@ Both editions allow one piece per tile, but a table may break that rule, and
 the scan must show it. The presence model cannot: where two pieces share a
 tile its points fall between them. The spot model (``piece_spots.onnx``)
 draws a heat map of where pieces stand on a tile where the presence model
-sees one; where it sees two or more clear peaks, each peak is read as a
+may see one; where it sees two or more clear peaks, each peak is read as a
 piece of its own (its close-up
-centred between its base and its top, as the spot model places them).
+centred between its base and its top, as the spot model places them). It
+also sees some pieces the presence model doubts: there its one clear peak
+stands in for the presence model's reading (:data:`MIN_LONE_SPOT`).
 
 With a calibration (player name → RGB of that table's pieces) colours are
 named instead by the nearest calibrated colour in CIELAB, measured from the
@@ -62,6 +64,12 @@ MIN_SECOND_SPOT = 0.6
 several pieces (at least two must reach it). Chosen on renders of training seeds with the decoder's check of such
 tiles (:class:`scanner.assemble.DecodeSettings` ``min_crowded_confidence``; models/README.md)."""
 MAX_PIECES_PER_TILE = 3
+MIN_STAND_IN = 0.2
+"""Chance of a piece from which the spot model also looks at a tile the presence model doubts (below
+:data:`MIN_SPOT`), and may stand in for it (:data:`MIN_LONE_SPOT`)."""
+MIN_LONE_SPOT = 0.5
+"""Heat of a lone peak that stands in for the presence model's reading on a tile it doubts: the peak's heat becomes
+the chance of a piece there, and its base and top place the piece."""
 MIN_READ = 0.05
 """Chance of a piece below which its kind and colour are not read (taken as even). Far below every threshold that
 puts a piece on the board (:class:`scanner.assemble.DecodeSettings` ``min_piece``, ``min_stone_beside``), so no
@@ -267,8 +275,8 @@ class PieceClassifier:
         crops = to_tensor(piece_crops(pyramid, corners) if crops is None else crops)
         presence_logits, _, points = self.model.run(crops)
         p_present = 1.0 - softmax(presence_logits)[:, 0]
-        # A tile holding two pieces holds one: the spot model need only look where the presence model sees one.
-        occupied = np.flatnonzero(p_present >= MIN_SPOT)
+        # A tile holding two pieces holds one: the spot model need only look where the presence model may see one.
+        occupied = np.flatnonzero(p_present >= MIN_STAND_IN)
         spots: list[list[Spot]] = [[] for _ in corners]
         if len(occupied):
             for n, found in zip(occupied, find_spots(*self.read_spots(crops[occupied]))):
@@ -276,9 +284,12 @@ class PieceClassifier:
         # One candidate per piece to read: (tile, chance a piece stands there, base and top in crop units).
         candidates = []
         for n, tile_spots in enumerate(spots):
-            several = crowding_spots(tile_spots)
+            several = crowding_spots(tile_spots) if p_present[n] >= MIN_SPOT else []
             if several:
                 candidates += [(n, s.score, (*s.base, *s.top)) for s in several]
+            elif p_present[n] < MIN_SPOT and tile_spots and tile_spots[0].score >= MIN_LONE_SPOT:
+                lone = tile_spots[0]
+                candidates.append((n, lone.score, (*lone.base, *lone.top)))
             else:
                 candidates.append((n, float(p_present[n]), tuple(points[n])))
         tiles = [n for n, _, _ in candidates]

@@ -182,3 +182,41 @@ def test_kind_and_colour_are_read_only_where_a_piece_may_stand(monkeypatch):
     assert piece.kind_probs[1:].sum() == pytest.approx(0.9) and piece.kind != "none"
     np.testing.assert_allclose(empty.kind_probs, [1.0 - MIN_READ / 2] + [MIN_READ / 6] * 3)
     np.testing.assert_allclose(empty.colour_probs, 1.0 / len(COLOUR_NAMES))
+
+
+def test_a_lone_spot_stands_in_where_the_presence_model_doubts_a_piece(monkeypatch):
+    """The spot model looks at tiles from MIN_STAND_IN; on a tile the presence model doubts (under MIN_SPOT) its
+    strongest peak, from MIN_LONE_SPOT, places the piece and gives its chance; crowding is read only above MIN_SPOT."""
+    from scanner.patches import Pyramid
+    from scanner.pieces import MIN_LONE_SPOT, MIN_SPOT, MIN_STAND_IN, PieceClassifier
+
+    image = np.random.default_rng(4).integers(0, 255, (240, 480, 3), dtype=np.uint8)
+    angles = np.radians(30.0 + 60.0 * np.arange(6))
+    hexagon = 40.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    corners = [hexagon + (60.0 + 90.0 * n, 120.0) for n in range(5)]
+    classifier = PieceClassifier(DEFAULT_MODELS_DIR)
+    doubted = (MIN_STAND_IN + MIN_SPOT) / 2
+    p_piece = np.array([doubted, doubted, doubted, MIN_STAND_IN / 2, 0.9])
+    presence_logits = np.log(np.column_stack([1.0 - p_piece] + [p_piece / 3] * 3))
+    points = np.array([[0.5, 0.6, 0.5, 0.3]] * 5)
+    monkeypatch.setattr(classifier.model, "run", lambda crops: [presence_logits, None, points])
+    lone, weak = MIN_LONE_SPOT + 0.1, MIN_LONE_SPOT - 0.05
+    peaks = {0: [(4, 10, lone)], 1: [(4, 10, weak)], 2: [(4, 10, 0.95), (11, 9, 0.9)], 3: [(4, 10, 0.95)],
+             4: [(4, 10, 0.95), (11, 9, 0.9)]}
+    looked_at = []
+
+    def read_spots(crops):
+        looked_at.append(len(crops))
+        tiles = [n for n in range(5) if p_piece[n] >= MIN_STAND_IN]
+        maps = [_heat_with_peaks(peaks[n]) for n in tiles]
+        return np.concatenate([h for h, _ in maps]), np.concatenate([r for _, r in maps])
+
+    monkeypatch.setattr(classifier, "read_spots", read_spots)
+    stands_in, kept, not_crowded, below_floor, crowded = classifier.predict(Pyramid(image), corners)
+    assert looked_at == [4]  # the tile under MIN_STAND_IN is not looked at
+    assert 1.0 - stands_in[0].kind_probs[0] == pytest.approx(lone, abs=1e-4)
+    assert stands_in[0].base_px != kept[0].base_px  # placed by the spot, not by the presence model's points
+    assert 1.0 - kept[0].kind_probs[0] == pytest.approx(doubted)
+    assert len(not_crowded) == 1 and 1.0 - not_crowded[0].kind_probs[0] == pytest.approx(0.95, abs=1e-4)
+    assert len(below_floor) == 1 and 1.0 - below_floor[0].kind_probs[0] == pytest.approx(MIN_STAND_IN / 2)
+    assert len(crowded) == 2

@@ -18,11 +18,12 @@ Both editions allow one piece per tile, but a table may break that rule, and
 the scan must show it. The presence model cannot: where two pieces share a
 tile its points fall between them. The spot model (``piece_spots.onnx``)
 draws a heat map of where pieces stand on a tile where the presence model
-may see one; where it sees two or more clear peaks, each peak is read as a
+sees one; where it sees two or more clear peaks, each peak is read as a
 piece of its own (its close-up
-centred between its base and its top, as the spot model places them). It
-also sees some pieces the presence model doubts: there its one clear peak
-stands in for the presence model's reading (:data:`MIN_LONE_SPOT`).
+centred between its base and its top, as the spot model places them). A
+second spot model (``piece_spots_doubted.onnx``, fine-tuned on bold prints)
+reads the tiles the presence model doubts, and where it sees one clear peak
+the peak stands in for the presence model's reading (:data:`MIN_LONE_SPOT`).
 
 With a calibration (player name → RGB of that table's pieces) colours are
 named instead by the nearest calibrated colour in CIELAB, measured from the
@@ -55,6 +56,9 @@ COLOUR_NAMES = ("red", "yellow", "blue", "black", "white", "green", "grey", "bei
 MODEL_FILE = "pieces.onnx"
 KINDS_MODEL_FILE = "piece_kinds.onnx"
 SPOTS_MODEL_FILE = "piece_spots.onnx"
+DOUBTED_SPOTS_MODEL_FILE = "piece_spots_doubted.onnx"
+"""The spot model fine-tuned on bold prints, read only on tiles the presence model doubts (:data:`MIN_STAND_IN`):
+it reads fewer printed fields as pieces, but a second piece on a tile less often than the first model (models/README.md)."""
 SPOT_GRID = 16
 """Side of the spot model's heat map, in cells (each cell is 4×4 pixels of the 64×64 piece crop)."""
 MIN_SPOT = 0.5
@@ -65,8 +69,8 @@ several pieces (at least two must reach it). Chosen on renders of training seeds
 tiles (:class:`scanner.assemble.DecodeSettings` ``min_crowded_confidence``; models/README.md)."""
 MAX_PIECES_PER_TILE = 3
 MIN_STAND_IN = 0.2
-"""Chance of a piece from which the spot model also looks at a tile the presence model doubts (below
-:data:`MIN_SPOT`), and may stand in for it (:data:`MIN_LONE_SPOT`)."""
+"""Chance of a piece from which a spot model (:data:`DOUBTED_SPOTS_MODEL_FILE`) also looks at a tile the presence
+model doubts (below :data:`MIN_SPOT`), and may stand in for it (:data:`MIN_LONE_SPOT`)."""
 MIN_LONE_SPOT = 0.5
 """Heat of a lone peak that stands in for the presence model's reading on a tile it doubts: the peak's heat becomes
 the chance of a piece there, and its base and top place the piece."""
@@ -212,7 +216,8 @@ class PieceClassifier:
 
     Parameters
     ----------
-    models_dir : path to the folder holding ``pieces.onnx``, ``piece_kinds.onnx`` and ``piece_spots.onnx``.
+    models_dir : path to the folder holding ``pieces.onnx``, ``piece_kinds.onnx``, ``piece_spots.onnx`` and
+        ``piece_spots_doubted.onnx``.
     palette : optional calibration, player name → RGB of that player's pieces.
     """
 
@@ -220,6 +225,7 @@ class PieceClassifier:
         self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
         self.kinds = OnnxModel(Path(models_dir) / KINDS_MODEL_FILE)
         self.spots = OnnxModel(Path(models_dir) / SPOTS_MODEL_FILE)
+        self.doubted_spots = OnnxModel(Path(models_dir) / DOUBTED_SPOTS_MODEL_FILE)
         self.palette = dict(palette) if palette else None
 
     @property
@@ -229,7 +235,8 @@ class PieceClassifier:
     @property
     def versions(self) -> dict[str, str]:
         """Each piece model's version (what a piece confidence calibration is fitted for)."""
-        return {"pieces": self.model.version, "piece_kinds": self.kinds.version, "piece_spots": self.spots.version}
+        return {"pieces": self.model.version, "piece_kinds": self.kinds.version, "piece_spots": self.spots.version,
+                "piece_spots_doubted": self.doubted_spots.version}
 
     def read_close_ups(self, close: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Kind (house, settler, rune stone) and colour probabilities of piece close-ups (n, s, s, 3).
@@ -251,15 +258,17 @@ class PieceClassifier:
                                for s in CLOSE_UP_SCALES))
         return np.mean(kinds, axis=0), np.mean(colours, axis=0)
 
-    def read_spots(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The spot model's heat logits (n, 1, G, G) and regressions (n, 4, G, G) of piece crops (model input),
+    def read_spots(self, crops: np.ndarray, model: OnnxModel | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """A spot model's heat logits (n, 1, G, G) and regressions (n, 4, G, G) of piece crops (model input),
         each the mean of its reading of the crop and of the crop mirrored left to right (mirrored back).
+        ``model`` defaults to the crowding one, ``self.spots``.
 
         Where two pieces share a tile the second peak is the weaker, and one view alone may lose it; the
         mean of two views lets a second piece be shown from a lower peak (:data:`MIN_SECOND_SPOT`).
         """
-        heat, regress = self.spots.run(crops)
-        mirrored_heat, mirrored_regress = self.spots.run(crops[..., ::-1])
+        model = model or self.spots
+        heat, regress = model.run(crops)
+        mirrored_heat, mirrored_regress = model.run(crops[..., ::-1])
         # Mirrored back: cells run the other way, and the horizontal offset and base-to-top vector turn.
         mirrored_regress = mirrored_regress[..., ::-1] * np.array([-1.0, 1.0, -1.0, 1.0])[None, :, None, None]
         chance = 0.5 * (expit(heat) + expit(mirrored_heat[..., ::-1]))
@@ -275,12 +284,14 @@ class PieceClassifier:
         crops = to_tensor(piece_crops(pyramid, corners) if crops is None else crops)
         presence_logits, _, points = self.model.run(crops)
         p_present = 1.0 - softmax(presence_logits)[:, 0]
-        # A tile holding two pieces holds one: the spot model need only look where the presence model may see one.
-        occupied = np.flatnonzero(p_present >= MIN_STAND_IN)
+        # A tile holding two pieces holds one: the spot models need only look where the presence model may see one.
+        occupied = np.flatnonzero(p_present >= MIN_SPOT)
+        doubted = np.flatnonzero((p_present >= MIN_STAND_IN) & (p_present < MIN_SPOT))
         spots: list[list[Spot]] = [[] for _ in corners]
-        if len(occupied):
-            for n, found in zip(occupied, find_spots(*self.read_spots(crops[occupied]))):
-                spots[n] = found
+        for tiles, model in ((occupied, self.spots), (doubted, self.doubted_spots)):
+            if len(tiles):
+                for n, found in zip(tiles, find_spots(*self.read_spots(crops[tiles], model))):
+                    spots[n] = found
         # One candidate per piece to read: (tile, chance a piece stands there, base and top in crop units).
         candidates = []
         for n, tile_spots in enumerate(spots):

@@ -26,7 +26,8 @@ def test_weights_taken_back_from_onnx_give_the_shipped_maps():
 @pytest.mark.parametrize("module, model_file", [("scanner.train_sectors", "sectors.onnx"),
                                                 ("scanner.train_pieces", "pieces.onnx"),
                                                 ("scanner.train_piece_kinds", "piece_kinds.onnx"),
-                                                ("scanner.train_piece_spots", "piece_spots.onnx")])
+                                                ("scanner.train_piece_spots", "piece_spots.onnx"),
+                                                ("scanner.train_piece_spots", "piece_spots_doubted.onnx")])
 def test_reading_models_taken_back_from_onnx_read_as_shipped(module, model_file):
     """``--resume`` fine-tunes a shipped reading model: its weights taken back give the shipped outputs."""
     import importlib

@@ -6,7 +6,8 @@ import pytest
 from scanner.frames import PositionLook, block_means, still_corners, unchanged
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx")
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
+          "piece_spots_doubted.onnx")
 
 
 def test_block_means_average_each_block():

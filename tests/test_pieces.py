@@ -174,7 +174,7 @@ def test_kind_and_colour_are_read_only_where_a_piece_may_stand(monkeypatch):
     points = np.array([[0.5, 0.6, 0.5, 0.3]] * 2)
     monkeypatch.setattr(classifier.model, "run", lambda crops: [presence_logits, None, points])
     no_spots = (np.full((1, 1, SPOT_GRID, SPOT_GRID), -10.0), np.zeros((1, 4, SPOT_GRID, SPOT_GRID)))
-    monkeypatch.setattr(classifier, "read_spots", lambda crops: no_spots)
+    monkeypatch.setattr(classifier, "read_spots", lambda crops, model=None: no_spots)
     read, read_pieces = [], classifier.read_pieces
     monkeypatch.setattr(classifier, "read_pieces", lambda *args: read.append(len(args[1])) or read_pieces(*args))
     (piece,), (empty,) = classifier.predict(Pyramid(image), corners)
@@ -185,8 +185,9 @@ def test_kind_and_colour_are_read_only_where_a_piece_may_stand(monkeypatch):
 
 
 def test_a_lone_spot_stands_in_where_the_presence_model_doubts_a_piece(monkeypatch):
-    """The spot model looks at tiles from MIN_STAND_IN; on a tile the presence model doubts (under MIN_SPOT) its
-    strongest peak, from MIN_LONE_SPOT, places the piece and gives its chance; crowding is read only above MIN_SPOT."""
+    """The doubted tiles' spot model looks at tiles from MIN_STAND_IN to MIN_SPOT, the crowding one above; on a
+    doubted tile the strongest peak, from MIN_LONE_SPOT, places the piece and gives its chance; crowding is read only
+    above MIN_SPOT."""
     from scanner.patches import Pyramid
     from scanner.pieces import MIN_LONE_SPOT, MIN_SPOT, MIN_STAND_IN, PieceClassifier
 
@@ -203,17 +204,18 @@ def test_a_lone_spot_stands_in_where_the_presence_model_doubts_a_piece(monkeypat
     lone, weak = MIN_LONE_SPOT + 0.1, MIN_LONE_SPOT - 0.05
     peaks = {0: [(4, 10, lone)], 1: [(4, 10, weak)], 2: [(4, 10, 0.95), (11, 9, 0.9)], 3: [(4, 10, 0.95)],
              4: [(4, 10, 0.95), (11, 9, 0.9)]}
-    looked_at = []
+    looked_at = {}
 
-    def read_spots(crops):
-        looked_at.append(len(crops))
-        tiles = [n for n in range(5) if p_piece[n] >= MIN_STAND_IN]
+    def read_spots(crops, model=None):
+        doubted = model is classifier.doubted_spots
+        tiles = [n for n in range(5) if (MIN_STAND_IN <= p_piece[n] < MIN_SPOT if doubted else p_piece[n] >= MIN_SPOT)]
+        looked_at[doubted] = len(crops)
         maps = [_heat_with_peaks(peaks[n]) for n in tiles]
         return np.concatenate([h for h, _ in maps]), np.concatenate([r for _, r in maps])
 
     monkeypatch.setattr(classifier, "read_spots", read_spots)
     stands_in, kept, not_crowded, below_floor, crowded = classifier.predict(Pyramid(image), corners)
-    assert looked_at == [4]  # the tile under MIN_STAND_IN is not looked at
+    assert looked_at == {True: 3, False: 1}  # the tile under MIN_STAND_IN is not looked at
     assert 1.0 - stands_in[0].kind_probs[0] == pytest.approx(lone, abs=1e-4)
     assert stands_in[0].base_px != kept[0].base_px  # placed by the spot, not by the presence model's points
     assert 1.0 - kept[0].kind_probs[0] == pytest.approx(doubted)

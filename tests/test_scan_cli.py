@@ -9,7 +9,8 @@ import pytest
 from fjords_cli.main import main
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx")
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
+          "piece_spots_doubted.onnx")
 needs_models = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
                                   reason="models not trained")
 

@@ -8,7 +8,8 @@ from fjords.board import Board
 from fjords.compare import compare
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx")
+MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
+          "piece_spots_doubted.onnx")
 pytestmark = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
                                 reason="models not trained")
 SEEDS = (900_101, 900_102)

@@ -9,7 +9,9 @@ from base to top), so it can count them.
 ``python -m scanner.train_piece_spots train --data out/read-f.npz out/crowd-a.npz``
 trains on piece crops cut by :mod:`scanner.training`; files made with
 ``--crowd`` hold tiles that carry two pieces. ``evaluate --data ...`` counts,
-per crop, how often it sees the right number of pieces.
+per crop, how often it sees the right number of pieces. The same network,
+fine-tuned on bold prints (``--resume models/piece_spots.onnx --out
+models/piece_spots_doubted.onnx``), reads the tiles the presence model doubts.
 """
 
 from __future__ import annotations

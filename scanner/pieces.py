@@ -58,7 +58,8 @@ KINDS_MODEL_FILE = "piece_kinds.onnx"
 SPOTS_MODEL_FILE = "piece_spots.onnx"
 DOUBTED_SPOTS_MODEL_FILE = "piece_spots_doubted.onnx"
 """The spot model fine-tuned on bold prints, read only on tiles the presence model doubts (:data:`MIN_STAND_IN`):
-it reads fewer printed fields as pieces, but a second piece on a tile less often than the first model (models/README.md)."""
+it reads fewer printed fields as pieces, but shows a second piece on a tile less often than the crowding model
+(models/README.md)."""
 SPOT_GRID = 16
 """Side of the spot model's heat map, in cells (each cell is 4×4 pixels of the 64×64 piece crop)."""
 MIN_SPOT = 0.5

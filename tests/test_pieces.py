@@ -207,9 +207,10 @@ def test_a_lone_spot_stands_in_where_the_presence_model_doubts_a_piece(monkeypat
     looked_at = {}
 
     def read_spots(crops, model=None):
-        doubted = model is classifier.doubted_spots
-        tiles = [n for n in range(5) if (MIN_STAND_IN <= p_piece[n] < MIN_SPOT if doubted else p_piece[n] >= MIN_SPOT)]
-        looked_at[doubted] = len(crops)
+        of_doubted = model is classifier.doubted_spots
+        tiles = [n for n in range(5)
+                 if (MIN_STAND_IN <= p_piece[n] < MIN_SPOT if of_doubted else p_piece[n] >= MIN_SPOT)]
+        looked_at[of_doubted] = len(crops)
         maps = [_heat_with_peaks(peaks[n]) for n in tiles]
         return np.concatenate([h for h, _ in maps]), np.concatenate([r for _, r in maps])
 
@@ -217,7 +218,9 @@ def test_a_lone_spot_stands_in_where_the_presence_model_doubts_a_piece(monkeypat
     stands_in, kept, not_crowded, below_floor, crowded = classifier.predict(Pyramid(image), corners)
     assert looked_at == {True: 3, False: 1}  # the tile under MIN_STAND_IN is not looked at
     assert 1.0 - stands_in[0].kind_probs[0] == pytest.approx(lone, abs=1e-4)
-    assert stands_in[0].base_px != kept[0].base_px  # placed by the spot, not by the presence model's points
+    spot_base = np.array([[(4 + 0.75) / SPOT_GRID, (10 + 0.75) / SPOT_GRID]]) * PIECE_CROP  # not the points' (0.5, 0.6)
+    placed = apply_homography(np.linalg.inv(piece_window_matrix(corners[0])), spot_base)[0]
+    assert stands_in[0].base_px == pytest.approx(tuple(placed))
     assert 1.0 - kept[0].kind_probs[0] == pytest.approx(doubted)
     assert len(not_crowded) == 1 and 1.0 - not_crowded[0].kind_probs[0] == pytest.approx(0.95, abs=1e-4)
     assert len(below_floor) == 1 and 1.0 - below_floor[0].kind_probs[0] == pytest.approx(MIN_STAND_IN / 2)

@@ -286,20 +286,22 @@ class PieceClassifier:
         presence_logits, _, points = self.model.run(crops)
         p_present = 1.0 - softmax(presence_logits)[:, 0]
         # A tile holding two pieces holds one: the spot models need only look where the presence model may see one.
-        occupied = np.flatnonzero(p_present >= MIN_SPOT)
-        doubted = np.flatnonzero((p_present >= MIN_STAND_IN) & (p_present < MIN_SPOT))
+        doubts = p_present < MIN_SPOT
+        occupied = np.flatnonzero(~doubts)
+        doubted = np.flatnonzero(doubts & (p_present >= MIN_STAND_IN))
         spots: list[list[Spot]] = [[] for _ in corners]
-        for tiles, model in ((occupied, self.spots), (doubted, self.doubted_spots)):
+        for tiles, model, min_score in ((occupied, self.spots, MIN_SPOT),
+                                        (doubted, self.doubted_spots, MIN_LONE_SPOT)):
             if len(tiles):
-                for n, found in zip(tiles, find_spots(*self.read_spots(crops[tiles], model))):
+                for n, found in zip(tiles, find_spots(*self.read_spots(crops[tiles], model), min_score=min_score)):
                     spots[n] = found
         # One candidate per piece to read: (tile, chance a piece stands there, base and top in crop units).
         candidates = []
         for n, tile_spots in enumerate(spots):
-            several = crowding_spots(tile_spots) if p_present[n] >= MIN_SPOT else []
+            several = [] if doubts[n] else crowding_spots(tile_spots)
             if several:
                 candidates += [(n, s.score, (*s.base, *s.top)) for s in several]
-            elif p_present[n] < MIN_SPOT and tile_spots and tile_spots[0].score >= MIN_LONE_SPOT:
+            elif doubts[n] and tile_spots:  # the doubted tile's strongest peak, at least MIN_LONE_SPOT
                 lone = tile_spots[0]
                 candidates.append((n, lone.score, (*lone.base, *lone.top)))
             else:

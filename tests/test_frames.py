@@ -4,10 +4,8 @@ import numpy as np
 import pytest
 
 from scanner.frames import PositionLook, block_means, still_corners, unchanged
-from scanner.onnx_model import DEFAULT_MODELS_DIR
+from shipped_models import scan_models_trained
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
-          "piece_spots_doubted.onnx")
 
 
 def test_block_means_average_each_block():
@@ -43,7 +41,7 @@ def test_a_position_keeps_its_corners_while_it_has_not_moved():
 
 @pytest.fixture(scope="module")
 def frames():
-    if not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS):
+    if not scan_models_trained():
         pytest.skip("models not trained")
     from renderer import render_random
     from scanner.pipeline import Scanner

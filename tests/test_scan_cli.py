@@ -7,12 +7,9 @@ import numpy as np
 import pytest
 
 from fjords_cli.main import main
-from scanner.onnx_model import DEFAULT_MODELS_DIR
+from shipped_models import scan_models_trained
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
-          "piece_spots_doubted.onnx")
-needs_models = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
-                                  reason="models not trained")
+needs_models = pytest.mark.skipif(not scan_models_trained(), reason="models not trained")
 
 
 @pytest.fixture(scope="module")

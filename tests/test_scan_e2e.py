@@ -6,12 +6,9 @@ import pytest
 
 from fjords.board import Board
 from fjords.compare import compare
-from scanner.onnx_model import DEFAULT_MODELS_DIR
+from shipped_models import scan_models_trained
 
-MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
-          "piece_spots_doubted.onnx")
-pytestmark = pytest.mark.skipif(not all((DEFAULT_MODELS_DIR / m).exists() for m in MODELS),
-                                reason="models not trained")
+pytestmark = pytest.mark.skipif(not scan_models_trained(), reason="models not trained")
 SEEDS = (900_101, 900_102)
 
 

@@ -40,6 +40,11 @@ throw away what the rules say:
   nearly of the other kind changes kind when it is at least ``kind_rule`` as
   likely to be the other kind (:func:`settle_kinds`). A piece read sure of its
   kind keeps it, and the engine reports the break.
+* **Two to four players, each a colour.** A board read in more than four colours
+  holds a misreading: while more than ``max_players`` colours are read, the colour
+  whose pieces are least sure of it against the other colours read is taken out
+  of play, and its pieces take their likeliest colour in play
+  (:func:`settle_colours`).
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the
@@ -117,6 +122,7 @@ class DecodeSettings:
     kind_rule : the factor by which the rules weaken a house or settler reading whose
         kind breaks the rules on a colour's pieces (:func:`settle_kinds`); 0.2 was
         chosen on renders of training seeds (models/README.md); 1 turns the rule off.
+    max_players : the most colours in play (the 2022 edition seats four players).
     """
 
     mismatch: float = 0.02
@@ -131,6 +137,7 @@ class DecodeSettings:
     min_stone_beside: float = 0.7
     min_crowded_confidence: float = 0.95
     kind_rule: float = 0.2
+    max_players: int = 4
 
 
 @dataclass(frozen=True)
@@ -309,20 +316,81 @@ class PlacedReading:
     alone: bool
 
 
+def read_placed(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
+                board_median: float) -> list[tuple[int, Piece, bool]]:
+    """Each reading that shows a piece: its index in ``placed``, the piece, and whether it counts (not too
+    doubtful)."""
+    read = []
+    for index, p in enumerate(placed):
+        piece = decode_piece(p.hex, p.reading, p.terrain, settings, p.tile_confidence, calibration, board_median)
+        if piece is not None:
+            # Pieces believed to share a tile are a rule break: shown, never set aside.
+            doubtful = calibration is not None and p.alone and piece.extra["confidence"] < settings.min_piece_confidence
+            read.append((index, piece, not doubtful))
+    return read
+
+
 def decode_placed(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
                   board_median: float) -> tuple[list[Piece], list[Piece]]:
     """The pieces read on the tiles: those on the board, and those too doubtful to count."""
-    counted, doubtful = [], []
-    for p in placed:
-        piece = decode_piece(p.hex, p.reading, p.terrain, settings, p.tile_confidence, calibration, board_median)
-        if piece is None:
-            continue
-        # Pieces believed to share a tile are a rule break: shown, never set aside.
-        if calibration is not None and p.alone and piece.extra["confidence"] < settings.min_piece_confidence:
-            doubtful.append(piece)
-        else:
-            counted.append(piece)
-    return counted, doubtful
+    read = read_placed(placed, settings, calibration, board_median)
+    return [piece for _, piece, counts in read if counts], [piece for _, piece, counts in read if not counts]
+
+
+def colour_evidence(colour: str, colours: Mapping[int, str], probs: Mapping[int, Mapping[str, float]],
+                    in_play: set[str]) -> tuple[float, dict[int, str]]:
+    """How sure the pieces of ``colour`` are of it against the other colours in play, and where they would go.
+
+    Returns the sum over the pieces of the log of the odds of ``colour`` against the piece's likeliest
+    other colour in play, and that colour per piece; no moves when some piece's reading names no
+    other colour in play (a calibrated palette and the standard names on one board).
+    """
+    total, moves = 0.0, {}
+    for index in (i for i, c in colours.items() if c == colour):
+        others = [other for other in sorted(in_play - {colour}) if other in probs[index]]
+        if not others:
+            return float("inf"), {}
+        moves[index] = max(others, key=probs[index].get)
+        total += float(np.log(max(probs[index][colour], 1e-12) / max(probs[index][moves[index]], 1e-12)))
+    return total, moves
+
+
+def settle_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
+                   board_median: float) -> list[PlacedReading]:
+    """The readings with the colours in play weighed as a prior: at most ``settings.max_players`` colours.
+
+    The colours in play are those of the houses and settlers that count. While more than
+    ``max_players`` are in play, the colour whose pieces are least sure of it
+    (:func:`colour_evidence`) is taken out of play. Its pieces take their likeliest colour
+    in play: a changed reading's colours out of play are weakened to half its new colour's
+    chance, so the new colour is at most two thirds likely and the piece's confidence says
+    the rules, not the model, chose it.
+
+    Fewer colours are not forced: a colour read on a few pieces may be a player's (on
+    renders of choosing seeds, taking out such colours when their pieces were nearly as
+    likely another colour in play set more pieces right than wrong, and then more wrong
+    on renders of new seeds: a four-player board of pale paints loses a real player;
+    models/README.md).
+    """
+    probs = {index: dict(zip(placed[index].reading.colour_names, map(float, placed[index].reading.colour_probs)))
+             for index, piece, counts in read_placed(placed, settings, calibration, board_median)
+             if counts and piece.kind in ("house", "settler")}
+    colours = {index: max(q, key=q.get) for index, q in probs.items()}
+    while len(in_play := set(colours.values())) > settings.max_players:
+        _, moves = min((colour_evidence(colour, colours, probs, in_play) for colour in sorted(in_play)),
+                       key=lambda evidence: evidence[0])
+        if not moves:
+            break
+        colours.update(moves)
+    placed = list(placed)
+    for index, colour in colours.items():
+        reading = placed[index].reading
+        if colour != reading.colour:
+            q = np.asarray(reading.colour_probs, dtype=np.float64)
+            weight = 0.5 * probs[index][colour] / float(q.max())
+            q = np.where([name in in_play for name in reading.colour_names], q, q * weight)
+            placed[index] = replace(placed[index], reading=replace(reading, colour_probs=q / q.sum()))
+    return placed
 
 
 def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: DecodeSettings,
@@ -376,10 +444,20 @@ def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: Decod
     return decode_placed(placed, settings, calibration, board_median)
 
 
-def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, edition: str = "classic",
+def inferred_edition(pieces: list[Piece]) -> str:
+    """The edition a board read shows: the 2022 edition when it holds a rune stone or more than two colours (the
+    classic edition has no rune stones and seats two players), else the classic edition."""
+    runestone = any(piece.kind == "runestone" for piece in pieces)
+    return "2022" if runestone or len({piece.player for piece in pieces if piece.player}) > 2 else "classic"
+
+
+def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, edition: str | None = None,
              settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None,
              piece_calibration: PieceCalibration | None = None) -> Board:
     """The board read from the evidence of every tile, with confidences and image geometry.
+
+    ``edition`` is the edition played where the player says it, else inferred from the pieces
+    read (:func:`inferred_edition`): the 2022 edition's rune stones score only on a 2022 board.
 
     Pieces too doubtful to count (see :class:`DecodeSettings`) are listed in the board's
     ``doubtful_pieces`` extra field as ``fjords-board/1`` piece entries.
@@ -412,12 +490,14 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
                                                    board_median)) is not None]
             on_tile = on_tile[:1]
         placed += [PlacedReading(h, reading, terrain, confidence, len(on_tile) == 1) for reading in on_tile]
+    placed = settle_colours(placed, settings, piece_calibration, board_median)
     pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median,
-                                  Rules.for_edition(edition))
+                                  Rules.for_edition(edition or "classic"))
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]
     board_extra = dict(extra or {})
     if doubtful:
         board_extra["doubtful_pieces"] = doubtful
-    return Board.from_tiles(tiles, pieces, edition=edition, extra=MappingProxyType(board_extra))
+    return Board.from_tiles(tiles, pieces, edition=edition or inferred_edition(pieces),
+                            extra=MappingProxyType(board_extra))

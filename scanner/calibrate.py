@@ -166,6 +166,11 @@ def seen_readings(readings: list[PieceReading]) -> list[PieceReading]:
     return [r for r in readings if 1.0 - float(r.kind_probs[0]) >= MIN_PIECE_SEEN]
 
 
+def median_rgb(readings: list[PieceReading]) -> tuple[int, int, int]:
+    """The median RGB of readings' piece colours, as a calibration saves a player's colour."""
+    return tuple(int(v) for v in np.median([r.rgb for r in readings], axis=0))
+
+
 def piece_colours(readings: dict[str, list[PieceReading]]
                   ) -> tuple[dict[str, tuple[int, int, int]], dict[str, int]]:
     """Median RGB of each player's pieces, measured as a scan measures them, and how many pieces each
@@ -178,7 +183,7 @@ def piece_colours(readings: dict[str, list[PieceReading]]
     colours, measured = {}, {}
     for player, mine in readings.items():
         seen = seen_readings(mine)
-        colours[player] = tuple(int(v) for v in np.median([r.rgb for r in seen or mine], axis=0))
+        colours[player] = median_rgb(seen or mine)
         measured[player] = len(seen)
     return colours, measured
 
@@ -201,7 +206,7 @@ def colour_naming(readings: dict[str, list[PieceReading]], colours: dict[str, tu
             network += reading.colour == player
             others = seen[:k] + seen[k + 1:]
             if others:  # with nothing left to measure the player on, the palette earns nothing
-                left_out = {**colours, player: tuple(np.median([r.rgb for r in others], axis=0))}
+                left_out = {**colours, player: median_rgb(others)}
                 fitted = palette_probs(reading.rgb, left_out)
                 palette += (fitted[1][int(np.argmax(fitted[0]))] if fitted else reading.colour) == player
     counts = {"network": int(network), "palette": int(palette)}

@@ -240,6 +240,56 @@ def test_pieces_read_as_sharing_a_tile_keep_their_kinds():
     assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]
 
 
+# -- two to four players, each a colour ------------------------------------------------------------
+
+def torn(colour: str, chance: float, other: str) -> PieceReading:
+    """A settler read ``colour`` with probability ``chance``, the rest of its colour on ``other``."""
+    sure_one = reading(2, 1, colour)
+    colours = np.full(len(COLOUR_NAMES), 1e-4)
+    colours[COLOUR_NAMES.index(colour)] = chance
+    colours[COLOUR_NAMES.index(other)] = 1.0 - chance
+    return PieceReading(sure_one.kind_probs, colours / colours.sum(), COLOUR_NAMES, sure_one.base_px,
+                        sure_one.top_px, 1, sure_one.rgb)
+
+
+def players(readings: list[PieceReading], settings: DecodeSettings = DecodeSettings()) -> list[str]:
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)}, settings=settings)
+    at = {p.hex: p.player for p in board.pieces}
+    return [at[h] for h in ROW[:len(readings)]]
+
+
+FOUR_PLAYERS = [reading(2, 1, colour) for colour in ("red", "blue", "green", "black")]
+
+
+def test_a_fifth_colour_is_the_least_sure_one_taken_out_of_play():
+    # White's piece is 99 % sure of it, odds 99 against black; each of FOUR_PLAYERS has odds 990 against the others.
+    assert players(FOUR_PLAYERS + [torn("white", 0.99, "black")]) == ["red", "blue", "green", "black", "black"]
+    # Six colours: the two least sure go, each piece to its likeliest colour in play.
+    assert players(FOUR_PLAYERS + [torn("grey", 0.6, "blue"), torn("white", 0.99, "black")]) == [
+        "red", "blue", "green", "black", "blue", "black"]
+
+
+def test_four_colours_stay_however_few_their_pieces():
+    assert players(FOUR_PLAYERS[:3] + [torn("yellow", 0.6, "red")]) == ["red", "blue", "green", "yellow"]
+    assert players(FOUR_PLAYERS + [torn("white", 0.99, "black")], DecodeSettings(max_players=5))[-1] == "white"
+
+
+def test_a_piece_whose_colour_the_rules_chose_is_less_sure_than_one_read_sure():
+    board = assemble({h: evidence(h, sure(PLAIN), r)
+                      for h, r in zip(ROW, FOUR_PLAYERS + [torn("white", 0.99, "black")])})
+    confidences = {p.hex: p.extra["confidence"] for p in board.pieces}
+    assert confidences[ROW[4]] < confidences[ROW[3]]
+
+
+# -- the edition, where the player does not say it ---------------------------------------------------
+
+def test_a_board_with_a_rune_stone_or_more_than_two_colours_is_the_2022_edition():
+    assert assemble({A: evidence(A, sure(PLAIN), reading(3, 5))}).edition == "2022"
+    assert assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, FOUR_PLAYERS[:3])}).edition == "2022"
+    assert assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, FOUR_PLAYERS[:2])}).edition == "classic"
+    assert assemble({A: evidence(A, sure(PLAIN), reading(3, 5))}, edition="classic").edition == "classic"
+
+
 # -- a rune stone beside the tiles (Odin, on an empty lattice position) ----------------------------
 
 C = Hex(-1, 0)  # beside A, no tile there

@@ -366,11 +366,11 @@ def settle_colours(placed: list[PlacedReading], settings: DecodeSettings, calibr
     chance, so the new colour is at most two thirds likely and the piece's confidence says
     the rules, not the model, chose it.
 
-    Fewer colours are not forced: a colour read on a few pieces may be a player's (on
-    renders of choosing seeds, taking out such colours when their pieces were nearly as
-    likely another colour in play set more pieces right than wrong, and then more wrong
-    on renders of new seeds: a four-player board of pale paints loses a real player;
-    models/README.md).
+    Fewer colours are not forced, since a colour read on a few pieces may be a real player's.
+    A softer rule that also took out such colours where their pieces were nearly as likely
+    another colour in play set more pieces right than wrong on the choosing renders, and did
+    worse on renders of new seeds, where a four-player board of pale paints lost a real
+    player (models/README.md).
     """
     probs = {index: dict(zip(placed[index].reading.colour_names, map(float, placed[index].reading.colour_probs)))
              for index, piece, counts in read_placed(placed, settings, calibration, board_median)

@@ -21,6 +21,12 @@ class Rules:
     settlers_per_player: int = 20
     epic: bool = False
 
+    @property
+    def max_colours(self) -> int:
+        """The most piece colours on the table: the classic edition seats two players, the 2022 edition two to
+        four (its epic variant two players of two colours each)."""
+        return 2 if self.edition == "classic" else 4
+
     @classmethod
     def for_edition(cls, edition: str, *, epic: bool = False) -> "Rules":
         if edition not in EDITIONS:

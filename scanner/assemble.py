@@ -40,11 +40,11 @@ throw away what the rules say:
   nearly of the other kind changes kind when it is at least ``kind_rule`` as
   likely to be the other kind (:func:`settle_kinds`). A piece read sure of its
   kind keeps it, and the engine reports the break.
-* **Two to four players, each a colour.** A board read in more than four colours
-  holds a misreading: while more than ``max_players`` colours are read, the colour
-  whose pieces are least sure of it against the other colours read is taken out
-  of play, and its pieces take their likeliest colour in play
-  (:func:`settle_colours`).
+* **Two to four players, each a colour.** A board read in more colours than the
+  edition allows (four when the edition is not given, two for the classic
+  edition) holds a misreading: while too many colours are read, the colour whose
+  pieces are least sure of it against the other colours read is taken out of
+  play, and its pieces take their likeliest colour in play (:func:`settle_colours`).
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the
@@ -70,7 +70,7 @@ from typing import Mapping
 import cv2
 import numpy as np
 
-from fjords.board import Board, Piece, Tile
+from fjords.board import EDITIONS, Board, Piece, Tile
 from fjords.boardjson import piece_to_json
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
 from fjords.piece_checks import piece_verdicts
@@ -122,7 +122,6 @@ class DecodeSettings:
     kind_rule : the factor by which the rules weaken a house or settler reading whose
         kind breaks the rules on a colour's pieces (:func:`settle_kinds`); 0.2 was
         chosen on renders of training seeds (models/README.md); 1 turns the rule off.
-    max_players : the most colours in play (the 2022 edition seats four players).
     """
 
     mismatch: float = 0.02
@@ -137,7 +136,6 @@ class DecodeSettings:
     min_stone_beside: float = 0.7
     min_crowded_confidence: float = 0.95
     kind_rule: float = 0.2
-    max_players: int = 4
 
 
 @dataclass(frozen=True)
@@ -355,12 +353,12 @@ def colour_evidence(colour: str, colours: Mapping[int, str], probs: Mapping[int,
     return total, moves
 
 
-def settle_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
-                   board_median: float) -> list[PlacedReading]:
-    """The readings with the colours in play weighed as a prior: at most ``settings.max_players`` colours.
+def settle_colours(placed: list[PlacedReading], max_colours: int, settings: DecodeSettings,
+                   calibration: PieceCalibration | None, board_median: float) -> list[PlacedReading]:
+    """The readings with the colours in play weighed as a prior: at most ``max_colours`` colours.
 
     The colours in play are those of the houses and settlers that count. While more than
-    ``max_players`` are in play, the colour whose pieces are least sure of it
+    ``max_colours`` are in play, the colour whose pieces are least sure of it
     (:func:`colour_evidence`) is taken out of play. Its pieces take their likeliest colour
     in play: a changed reading's colours out of play are weakened to half its new colour's
     chance, so the new colour is at most two thirds likely and the piece's confidence says
@@ -376,7 +374,7 @@ def settle_colours(placed: list[PlacedReading], settings: DecodeSettings, calibr
              for index, piece, counts in read_placed(placed, settings, calibration, board_median)
              if counts and piece.kind in ("house", "settler")}
     colours = {index: max(q, key=q.get) for index, q in probs.items()}
-    while len(in_play := set(colours.values())) > settings.max_players:
+    while len(in_play := set(colours.values())) > max_colours:
         _, moves = min((colour_evidence(colour, colours, probs, in_play) for colour in sorted(in_play)),
                        key=lambda evidence: evidence[0])
         if not moves:
@@ -456,8 +454,9 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
              piece_calibration: PieceCalibration | None = None) -> Board:
     """The board read from the evidence of every tile, with confidences and image geometry.
 
-    ``edition`` is the edition played where the player says it, else inferred from the pieces
-    read (:func:`inferred_edition`): the 2022 edition's rune stones score only on a 2022 board.
+    ``edition`` is the edition played where the player says it (its rules then bound the colours
+    in play), else inferred from the pieces read (:func:`inferred_edition`): the 2022 edition's rune
+    stones score only on a 2022 board.
 
     Pieces too doubtful to count (see :class:`DecodeSettings`) are listed in the board's
     ``doubtful_pieces`` extra field as ``fjords-board/1`` piece entries.
@@ -490,9 +489,10 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
                                                    board_median)) is not None]
             on_tile = on_tile[:1]
         placed += [PlacedReading(h, reading, terrain, confidence, len(on_tile) == 1) for reading in on_tile]
-    placed = settle_colours(placed, settings, piece_calibration, board_median)
-    pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median,
-                                  Rules.for_edition(edition or "classic"))
+    rules = Rules.for_edition(edition) if edition else Rules()
+    max_colours = rules.max_colours if edition else max(Rules.for_edition(e).max_colours for e in EDITIONS)
+    placed = settle_colours(placed, max_colours, settings, piece_calibration, board_median)
+    pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median, rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fjords.board import Board
+from fjords.board import EDITIONS, Board
 from fjords.errors import FjordsError
 
 DESCRIPTION = """Read photos of Fjords tables: tiles, pieces, legality, scores and contested land.
@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="DIR", type=Path, help="write NAME.json and NAME.overlay.jpg per photo")
     parser.add_argument("--calibration", metavar="NAME", help="read with your table's calibration: a NAME saved by "
                         "fjords calibrate, a shipped example in calibration/, or a JSON file")
+    parser.add_argument("--edition", choices=EDITIONS, help="the edition played (default: read from the pieces: "
+                        "a rune stone or more than two colours make it 2022); the classic edition's two players "
+                        "bound the colours read")
     parser.add_argument("--models", metavar="DIR", type=Path, help="folder of the ONNX models (default: models/)")
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.set_defaults(run=run)
@@ -114,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         _check_free([p for photo in args.photos for p in _out_paths(args.out, photo)], args.force)
-    scanner = Scanner(args.models, calibration=args.calibration)
+    scanner = Scanner(args.models, calibration=args.calibration, edition=args.edition)
     photos = args.photos
     if len(photos) > 1:
         from tqdm import tqdm

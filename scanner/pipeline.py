@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from fjords.board import Board
+from fjords.board import EDITIONS, Board
 from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble
 from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
@@ -82,12 +82,19 @@ class Scanner:
     settings : the decoder's constants.
     piece_calibration : use the models' piece confidence calibration (``piece_confidence.json``,
         when fitted for these models); False reports the models' plain probabilities.
+    edition : the edition played at the table (``"classic"`` or ``"2022"``), where the player
+        says it; otherwise each board's edition is read from its pieces
+        (:func:`scanner.assemble.inferred_edition`).
     """
 
     def __init__(self, models_dir: str | Path | None = None, calibration=None,
-                 settings: DecodeSettings = DecodeSettings(), piece_calibration: bool = True):
+                 settings: DecodeSettings = DecodeSettings(), piece_calibration: bool = True,
+                 edition: str | None = None):
+        if edition is not None and edition not in EDITIONS:
+            raise ValueError(f"unknown edition {edition!r}; expected one of {', '.join(EDITIONS)}")
         self.models_dir = Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR
         self.settings = settings
+        self.edition = edition
         self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
         self.pieces = PieceClassifier(self.models_dir, self.calibration.palette if self.calibration else None)
@@ -176,7 +183,7 @@ class Scanner:
         image_info = {"width": int(size[0]), "height": int(size[1])}
         if file:
             image_info = {"file": file, **image_info}
-        return assemble(evidence, settings=settings or self.settings,
+        return assemble(evidence, edition=self.edition, settings=settings or self.settings,
                         extra={"image": image_info, "scanner": {"models": self.model_versions}},
                         piece_calibration=self.piece_calibration)
 

@@ -252,8 +252,8 @@ def torn(colour: str, chance: float, other: str) -> PieceReading:
                         sure_one.top_px, 1, sure_one.rgb)
 
 
-def players(readings: list[PieceReading], settings: DecodeSettings = DecodeSettings()) -> list[str]:
-    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)}, settings=settings)
+def players(readings: list[PieceReading], edition: str | None = None) -> list[str]:
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)}, edition=edition)
     at = {p.hex: p.player for p in board.pieces}
     return [at[h] for h in ROW[:len(readings)]]
 
@@ -271,7 +271,13 @@ def test_a_fifth_colour_is_the_least_sure_one_taken_out_of_play():
 
 def test_four_colours_stay_however_few_their_pieces():
     assert players(FOUR_PLAYERS[:3] + [torn("yellow", 0.6, "red")]) == ["red", "blue", "green", "yellow"]
-    assert players(FOUR_PLAYERS + [torn("white", 0.99, "black")], DecodeSettings(max_players=5))[-1] == "white"
+    assert players(FOUR_PLAYERS[:3] + [torn("yellow", 0.6, "red")], edition="2022") == [
+        "red", "blue", "green", "yellow"]
+
+
+def test_the_classic_edition_has_two_colours_in_play():
+    assert players(FOUR_PLAYERS[:2] + [torn("yellow", 0.99, "red")], edition="classic") == ["red", "blue", "red"]
+    assert players(FOUR_PLAYERS[:2] + [torn("yellow", 0.99, "red")]) == ["red", "blue", "yellow"]
 
 
 def test_a_piece_whose_colour_the_rules_chose_is_less_sure_than_one_read_sure():

@@ -86,6 +86,12 @@ def test_epic_rules_allow_more_houses():
     assert "piece-count" not in rules_of(legal_violations(five_houses, Rules.for_edition("2022", epic=True)))
 
 
+def test_the_classic_edition_has_two_colours_and_the_2022_edition_four():
+    assert Rules.for_edition("classic").max_colours == 2
+    assert Rules.for_edition("2022").max_colours == 4
+    assert Rules.for_edition("2022", epic=True).max_colours == 4  # two players of two colours each
+
+
 def test_boards_without_a_start_triangle():
     assert legal_violations(Board()) == []
     pair = Board.from_tiles([Tile(Hex(0, 0), "P" * 12), Tile(Hex(1, 0), "P" * 12)])

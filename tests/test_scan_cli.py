@@ -26,7 +26,7 @@ def test_help_documents_exit_codes(capsys):
         main(["scan", "--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    for text in ("--json", "--overlay", "--out", "--calibration", "3 no board", "4 photo must be retaken"):
+    for text in ("--json", "--overlay", "--out", "--calibration", "--edition", "3 no board", "4 photo must be retaken"):
         assert text in out
 
 
@@ -69,7 +69,16 @@ def test_json_is_one_board_document(photo, capsys):
 def test_summary_names_tiles_and_players(photo, capsys):
     assert main(["scan", str(photo)]) == 0
     out = capsys.readouterr().out
-    assert "tiles" in out and "pieces" in out
+    assert "tiles" in out and "pieces" in out and " edition " in out
+
+
+@needs_models
+def test_the_edition_the_player_names_is_the_boards(photo, capsys):
+    for edition in ("classic", "2022"):
+        assert main(["scan", str(photo), "--json", "--edition", edition]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["edition"] == edition
+        assert len({p["player"] for p in doc["pieces"] if p["player"]}) <= (2 if edition == "classic" else 4)
 
 
 @needs_models

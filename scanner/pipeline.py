@@ -22,7 +22,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from fjords.board import EDITIONS, Board
+from fjords.board import Board
+from fjords.rules import Rules
 from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble
 from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
@@ -90,8 +91,8 @@ class Scanner:
     def __init__(self, models_dir: str | Path | None = None, calibration=None,
                  settings: DecodeSettings = DecodeSettings(), piece_calibration: bool = True,
                  edition: str | None = None):
-        if edition is not None and edition not in EDITIONS:
-            raise ValueError(f"unknown edition {edition!r}; expected one of {', '.join(EDITIONS)}")
+        if edition is not None:
+            Rules.for_edition(edition)  # an unknown edition fails here, not at the first photo
         self.models_dir = Path(models_dir) if models_dir is not None else DEFAULT_MODELS_DIR
         self.settings = settings
         self.edition = edition

@@ -7,7 +7,6 @@ from scanner.frames import PositionLook, block_means, still_corners, unchanged
 from shipped_models import scan_models_trained
 
 
-
 def test_block_means_average_each_block():
     images = np.zeros((1, 16, 16, 3), np.uint8)
     images[0, :8, 8:] = 80

@@ -144,6 +144,24 @@ def test_a_close_up_and_its_mirror_image_read_alike():
     assert not np.allclose(kinds, one_view, atol=1e-3)  # the second view is really read
 
 
+def test_a_piece_crop_and_its_mirror_image_read_alike():
+    """The presence model's two views are averaged: a mirrored crop gives the same chance and mirrored points."""
+    from scanner.pieces import PieceClassifier
+    from scanner.sectors import softmax, to_tensor
+
+    crops = to_tensor(np.random.default_rng(5).integers(0, 255, (3, PIECE_CROP, PIECE_CROP, 3), dtype=np.uint8))
+    classifier = PieceClassifier(DEFAULT_MODELS_DIR)
+    chance, points = classifier.read_presence(crops)
+    mirrored_chance, mirrored_points = classifier.read_presence(np.ascontiguousarray(crops[..., ::-1]))
+    assert chance.shape == (3,) and points.shape == (3, 4) and np.all((0 <= chance) & (chance <= 1))
+    assert np.allclose(chance, mirrored_chance, atol=1e-5)
+    assert np.allclose(mirrored_points[:, [0, 2]], 1.0 - points[:, [0, 2]], atol=1e-5)
+    assert np.allclose(mirrored_points[:, [1, 3]], points[:, [1, 3]], atol=1e-5)
+    logits, _, one_view_points = classifier.model.run(crops)
+    assert not np.allclose(chance, 1.0 - softmax(logits)[:, 0], atol=1e-4)  # the second view is really read
+    assert not np.allclose(points, one_view_points, atol=1e-4)
+
+
 def test_a_piece_is_read_at_every_close_up_size_and_the_readings_averaged():
     from scanner.patches import Pyramid, close_ups
     from scanner.pieces import CLOSE_UP_SCALES, PieceClassifier

@@ -15,8 +15,8 @@ scaling with several inputs) and shipped beside the models as
 model changes; the file records the model versions it was fitted for, and a
 scanner whose models differ falls back to the plain product of probabilities.
 
-    python -m scanner.confidence fit --renders DIR [--out models/piece_confidence.json]
-    python -m scanner.confidence evaluate --renders DIR
+    python -m scanner.confidence fit --renders DIR [DIR ...] [--out models/piece_confidence.json]
+    python -m scanner.confidence evaluate --renders DIR [DIR ...]
 """
 
 from __future__ import annotations
@@ -128,9 +128,9 @@ def fit_logistic(features: np.ndarray, right: np.ndarray, l2: float = 1e-2, iter
     return w
 
 
-def collect(renders: Path, models_dir: Path | None = None, training_only: bool = True
+def collect(renders: list[Path], models_dir: Path | None = None, training_only: bool = True
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, str]]:
-    """Scan every render in a folder (photo + truth JSON) and judge each piece read.
+    """Scan every render in some folders (photo + truth JSON) and judge each piece read.
 
     Returns the features, whether each piece was right, its uncalibrated
     confidence, and the piece model versions. With ``training_only``, renders
@@ -145,7 +145,7 @@ def collect(renders: Path, models_dir: Path | None = None, training_only: bool =
 
     scanner = Scanner(models_dir, piece_calibration=False)
     rows, right, plain = [], [], []
-    for photo in find_photos(renders):
+    for photo in (photo for folder in renders for photo in find_photos(folder)):
         truth_doc = json.loads(photo.with_suffix(".json").read_text())
         seed = truth_doc.get("render", {}).get("seed")
         if training_only and (seed is None or not is_training_seed(int(seed))):
@@ -188,11 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scanner.confidence", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="action", required=True)
     p_fit = sub.add_parser("fit", help="fit the piece confidence on renders of training seeds")
-    p_fit.add_argument("--renders", type=Path, required=True, help="folder of renders with their truth")
+    p_fit.add_argument("--renders", type=Path, nargs="+", required=True, help="folders of renders with their truth")
     p_fit.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     p_fit.add_argument("--out", type=Path, default=None, help=f"default: MODELS/{FILE_NAME}")
     p_eval = sub.add_parser("evaluate", help="reliability of the piece confidence on renders")
-    p_eval.add_argument("--renders", type=Path, required=True)
+    p_eval.add_argument("--renders", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     args = parser.parse_args(argv)
     try:
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 def _fit(args: argparse.Namespace) -> int:
     features, right, plain, versions = collect(args.renders, args.models)
     if not len(right):
-        raise FjordsError(f"no piece read in the training-seed renders of {args.renders}")
+        raise FjordsError(f"no piece read in the training-seed renders of {', '.join(map(str, args.renders))}")
     weights = fit_logistic(features, right)
     calibration = PieceCalibration(tuple(float(w) for w in weights), versions)
     out = args.out or args.models / FILE_NAME

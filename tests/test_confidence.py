@@ -133,3 +133,20 @@ def test_pieces_sharing_a_tile_are_never_set_aside():
     calibration = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (-3.0,), {})
     board = assemble(crowded, piece_calibration=calibration)
     assert len(board.pieces) == 2 and "doubtful_pieces" not in board.extra
+
+
+def test_fitting_reads_every_folder_given(tmp_path, capsys):
+    """Each folder is read in turn: the first holds only a held-out render (skipped unscanned), the second none."""
+    from scanner.confidence import main
+    from scanner.holdout import MAX_TRAINING_SEED
+
+    held_out, empty = tmp_path / "held_out", tmp_path / "empty"
+    for folder in (held_out, empty):
+        folder.mkdir()
+    (held_out / "render.jpg").write_bytes(b"not read: a held-out seed is skipped before its photo is opened")
+    (held_out / "render.json").write_text(json.dumps({"render": {"seed": MAX_TRAINING_SEED}}))
+    out = tmp_path / "confidence.json"
+    assert main(["fit", "--renders", str(held_out), str(empty), "--out", str(out)]) == 2
+    message = capsys.readouterr().err
+    assert str(empty) in message and message.count("\n") == 1
+    assert not out.exists()

@@ -18,7 +18,10 @@ from fjords.geometry import SECTORS
 from fjords.legality import RULES, Violation, legal_violations, undecided
 
 EXAMPLES = doc_examples("Legality") + doc_examples("Scoring")
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Many legal boards give a mutation (below) nowhere to act: no settler to strand, no coast for an island. The
+# mutations say so with assume(), so the filtering is expected, not a slow strategy to fix.
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 def rules_of(violations: list[Violation]) -> list[str]:
@@ -210,10 +213,8 @@ MUTATIONS = {"edge-mismatch": mutate_edge, "two-pieces-on-tile": crowd_tile,
              "settler-disconnected": strand_settler, "piece-terrain": piece_on_mountain, "landmass": island_tile}
 
 
-# Many legal boards give a mutation nowhere to act (no settler to strand, no coast for an island), and the
-# mutations say so with assume(): that filtering is expected, not a slow strategy to fix.
 @pytest.mark.parametrize("rule", sorted(MUTATIONS))
-@settings(SETTINGS, max_examples=20, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(SETTINGS, max_examples=20)
 @given(board=legal_boards(), rng=st.randoms(use_true_random=False))
 def test_each_single_mutation_is_reported(rule, board, rng):
     mutated = MUTATIONS[rule](board, rng)

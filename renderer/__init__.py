@@ -20,7 +20,7 @@ import numpy as np
 from fjords import Board
 from renderer.boards import random_board, random_setup
 from renderer.compose import render_scene
-from renderer.scene import sample_scene
+from renderer.scene import copy_pieces, sample_scene
 from renderer.tileart import STYLES
 
 __all__ = ["Render", "STYLES", "random_board", "render_board", "render_random"]
@@ -43,8 +43,8 @@ def render_board(board: Board, seed: int, *, width: int = 2016, height: int = 15
     ----------
     style : one of :data:`STYLES`, or None for a random one.
     colours : RGB paint per player name, replacing the named colour's paint.
-    print_seed : draw the tile printing (the style's palette and finish) from this seed instead,
-        so that several photos show one copy of the game.
+    print_seed : draw the tile printing (the style's palette and finish) and the pieces' shapes and size
+        from this seed instead, so that several photos show one copy of the game.
     overrides : fields of :class:`renderer.scene.Scene` to pin (unknown names raise ``TypeError``).
     """
     if style is not None and style not in STYLES:
@@ -52,7 +52,9 @@ def render_board(board: Board, seed: int, *, width: int = 2016, height: int = 15
     if width < 16 or height < 16:
         raise ValueError("width and height must be at least 16 pixels")
     rng = np.random.default_rng(seed)
-    scene = sample_scene(rng, style, board.edition).replace(**overrides)
+    scene = sample_scene(rng, style, board.edition)
+    pinned = copy_pieces(print_seed, board.edition) if print_seed is not None else {}
+    scene = scene.replace(**{**pinned, **overrides})
     image, truth = render_scene(board, scene, rng, width, height, colours, print_seed)
     truth["render"]["seed"] = seed
     return Render(image, truth)

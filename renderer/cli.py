@@ -29,7 +29,7 @@ def register(subparsers) -> None:
                         help="never draw this style (repeatable; for hold-out experiments)")
     parser.add_argument("--colours", help="player colours in order, e.g. red,blue")
     parser.add_argument("--copy", type=int, metavar="SEED", help="photograph one copy of the game: every photo's "
-                        "tile printing is drawn from SEED (use with --style)")
+                        "edition, tile printing and piece shapes are drawn from SEED (use with --style)")
     parser.add_argument("--board", help="photograph this fjords-board/1 file instead of random boards")
     parser.add_argument("--prefix", default="render", help="file name prefix (default 'render')")
     parser.add_argument("--quality", type=int, default=95, help="JPEG quality of the written files (default 95)")
@@ -101,10 +101,13 @@ def run(args) -> int:
         taken = [p for stem in stems for p in (stem + ".jpg", stem + ".json") if os.path.exists(p)]
         if taken:
             raise FjordsError(f"{taken[0]} exists (and {len(taken) - 1} more); use --force to overwrite")
+    wanted_players = len(names) if names else args.players
+    # One copy of the game is one edition: its photos differ in the game on the table, never in the box.
+    copy_edition = random_setup(args.copy, args.edition, wanted_players)[0] if args.copy is not None else None
     for i, stem in enumerate(tqdm(stems, desc="render", unit="photo", file=sys.stderr)):
         seed = args.seed + i
         if board is None:
-            edition, players = random_setup(seed, args.edition, len(names) if names else args.players)
+            edition, players = random_setup(seed, copy_edition or args.edition, wanted_players)
             photo_board = random_board(seed, edition, players, **({"colours": names} if names else {}))
         else:
             photo_board = board

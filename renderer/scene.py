@@ -170,6 +170,19 @@ def _sample_copy_pieces(rng: np.random.Generator) -> dict:
             "piece_scale": float(child.uniform(0.88, 1.15))}
 
 
+def copy_pieces(print_seed: int, edition: str) -> dict:
+    """House shape, piece scale and (classic edition) settler shape of one copy of the game.
+
+    Drawn from ``print_seed`` alone, so that every photo of the copy shows the same pieces; the tile printing
+    draws from the same seed through its own generator.
+    """
+    rng = np.random.default_rng([print_seed, 1])
+    pieces = _sample_copy_pieces(rng)
+    if edition == "classic":
+        pieces["settler_shape"] = str(rng.choice(["disc", "block"]))
+    return pieces
+
+
 def _hsv_rgb(hue_deg: float, saturation: float, value: float) -> tuple[int, int, int]:
     return tuple(int(round(255 * c)) for c in colorsys.hsv_to_rgb(hue_deg / 360.0, saturation, value))
 

@@ -322,6 +322,29 @@ def test_one_copy_keeps_its_printing_across_photos():
     assert first.truth["render"]["scene"] != second.truth["render"]["scene"]
 
 
+def test_one_copy_keeps_its_pieces_across_photos():
+    from renderer import random_board, render_board
+
+    board = random_board(5, "classic")
+    scenes = [render_board(board, seed, width=96, height=72, style="vintage", print_seed=7).truth["render"]["scene"]
+              for seed in (1, 2, 3)]
+    loose = [render_board(board, seed, width=96, height=72, style="vintage").truth["render"]["scene"]
+             for seed in (1, 2, 3)]
+    shapes = ("house_shape", "piece_scale", "settler_shape")
+    assert all(scene[k] == scenes[0][k] for scene in scenes for k in shapes)
+    assert len({scene["piece_scale"] for scene in loose}) == 3
+
+
+def test_cli_one_copy_is_one_edition(tmp_path):
+    from renderer.boards import random_setup
+
+    assert {random_setup(copy)[0] for copy in range(10)} == {"classic", "2022"}  # copies differ among themselves
+    assert fjords_main(["render", "--count", "4", "--seed", "30", "--copy", "3", "--width", "64", "--height", "48",
+                        "--out", str(tmp_path)]) == 0
+    editions = {json.loads(p.read_text())["edition"] for p in tmp_path.glob("*.json")}
+    assert editions == {random_setup(3)[0]}
+
+
 def test_low_overfilled_view_still_frames_the_board():
     """Seen low, overfilling the frame and aimed off-centre, the plain aiming swings until the board
     passes behind the camera (a 2026 eval photo showed only the table); the damped retry frames it."""

@@ -34,14 +34,36 @@ def build_model():
                          nn.Linear(64, len(TERRAINS) + 1))
 
 
+def shift_windows(x, sigma: float, generator):
+    """Move each window of a batch (N×C×H×W, torch) by N(0, ``sigma``) pixels in x and y, edges repeated.
+
+    A sector window cut at corners a lattice fit placed slightly off.
+    """
+    import torch
+    from torch.nn import functional
+
+    n, _, height, width = x.shape
+    move = sigma * torch.randn(n, 2, generator=generator)
+    theta = torch.zeros(n, 2, 3)
+    theta[:, 0, 0] = theta[:, 1, 1] = 1.0
+    theta[:, 0, 2] = 2.0 * move[:, 0] / width  # affine_grid's units: half the window per 1
+    theta[:, 1, 2] = 2.0 * move[:, 1] / height
+    grid = functional.affine_grid(theta, list(x.shape), align_corners=False)
+    return functional.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
+
+
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
-          lr: float = 3e-3, keep: float = 0.0) -> None:
+          lr: float = 3e-3, keep: float = 0.0, shift: float = 0.0) -> None:
     """Train (or with ``resume`` fine-tune) the network and export it to ``out``.
 
     ``keep`` > 0 (with ``resume``) adds to every batch's loss the divergence of the network's answers from the
     resumed model's, both softened by :data:`KEEP_TEMPERATURE`, times ``keep``: learning without forgetting
     (Li & Hoiem 2016). A fine-tune on a few hundred renders of a new look otherwise drifts on the looks the
     shipped model learnt from far more renders than are at hand.
+
+    ``shift`` > 0 moves every training window by that many window pixels (standard deviation, x and y) before
+    the network reads it; the kept answers are the resumed model's on the window where it was, so the network
+    learns to answer on a misplaced window as the resumed model does on the right one.
     """
     import copy
 
@@ -64,7 +86,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     def batches(step):
         idx = torch.randint(0, len(labels), (batch,), generator=generator)
         x = photometric_jitter(x_all[idx].permute(0, 3, 1, 2).float() / 127.5 - 1.0, generator)
-        logits = model(x)
+        logits = model(shift_windows(x, shift, generator) if shift else x)
         loss = loss_fn(logits, labels[idx])
         if teacher is None:
             return loss
@@ -102,8 +124,10 @@ def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    shift = {"type": float, "default": 0.0, "metavar": "PX",
+             "help": "move every training window by this many pixels (standard deviation; default 0)"}
     return stage_main("scanner.train_sectors", __doc__, MODEL_FILE, train, evaluate, steps=5000, batch=128,
-                      keeps_answers=True, argv=argv)
+                      keeps_answers=True, train_options={"--shift": shift}, argv=argv)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -381,10 +382,12 @@ def export_onnx(model, example, path: str | Path, output_names: list[str]) -> No
 
 
 def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps: int, batch: int,
-               keeps_answers: bool = False, argv: list[str] | None = None) -> int:
+               keeps_answers: bool = False, train_options: Mapping[str, dict] | None = None,
+               argv: list[str] | None = None) -> int:
     """The ``train`` / ``evaluate`` command line of a reading stage's model.
 
     ``keeps_answers``: ``train`` takes ``keep``, the weight of the resumed model's answers (``--keep``).
+    ``train_options``: more options of ``train`` (flag → ``add_argument`` keywords), passed to it by name.
     """
     from scanner.onnx_model import DEFAULT_MODELS_DIR
 
@@ -403,6 +406,8 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
     if keeps_answers:
         p_train.add_argument("--keep", type=float, default=0.0, metavar="WEIGHT",
                              help="with --resume: also keep the resumed model's answers, at this weight (default 0)")
+    for flag, keywords in (train_options or {}).items():
+        p_train.add_argument(flag, **keywords)
     p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
     p_eval.add_argument("--data", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
@@ -411,7 +416,10 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
         parser.error("--keep needs --resume: the answers to keep are the resumed model's")
     if args.action == "train":
         kept = {"keep": args.keep} if keeps_answers else {}
-        train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr, **kept)
+        names = (flag.lstrip("-").replace("-", "_") for flag in train_options or {})
+        more = {name: getattr(args, name) for name in names}
+        train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr, **kept,
+              **more)
     else:
         for key, value in evaluate(args.data, args.models).items():
             print(f"{key:36s} {value:.6g}")

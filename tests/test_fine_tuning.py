@@ -75,3 +75,18 @@ def test_keeping_the_resumed_answers_holds_a_fine_tune_near_the_shipped_model(tm
                      "--out", str(out)]) == 0
         drift[keep] = np.abs(answers(out) - shipped).sum(axis=1).mean()
     assert drift[20] < 0.8 * drift[0]  # 0.34 against 0.55 when written; equal were --keep ignored (same seed)
+
+
+def test_moved_windows_keep_their_content_and_move_it():
+    from scanner.train_sectors import shift_windows
+
+    windows = torch.zeros(64, 1, 24, 24)
+    windows[:, 0, 12, 12] = 1.0
+    generator = torch.Generator().manual_seed(0)
+    assert torch.allclose(shift_windows(windows, 1e-9, generator), windows, atol=1e-6)
+    moved = shift_windows(windows, 2.0, generator)
+    ys, xs = torch.meshgrid(torch.arange(24.0), torch.arange(24.0), indexing="ij")
+    centres = torch.stack([(moved[:, 0] * xs).sum((1, 2)), (moved[:, 0] * ys).sum((1, 2))], 1)
+    assert torch.allclose(moved.sum((1, 2, 3)), torch.ones(64), atol=1e-4)  # far from the edges: nothing lost
+    offsets = centres - 12.0
+    assert 1.2 < offsets.std().item() < 2.8  # moved by about the asked 2 pixels either way

@@ -86,3 +86,13 @@ def test_keeping_answers_without_a_model_to_keep_them_from_is_refused(capsys):
         main(["train", "--data", "any.npz", "--keep", "1"])
     assert exit_info.value.code == 2
     assert "--keep needs --resume" in capsys.readouterr().err
+
+
+def test_a_stages_own_training_options_reach_its_train_function(tmp_path):
+    from scanner.training import stage_main
+
+    calls = []
+    options = {"--shift": {"type": float, "default": 0.0}}
+    stage_main("scanner.any", "Any stage.", "any.onnx", lambda *a, **kw: calls.append(kw), None, steps=1, batch=1,
+               train_options=options, argv=["train", "--data", "x.npz", "--shift", "1.5"])
+    assert calls and calls[0]["shift"] == 1.5

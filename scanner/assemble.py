@@ -90,10 +90,7 @@ class DecodeSettings:
         together, and the ring would count them as independent evidence. 0.3 was chosen on
         renders of training seeds (fewest wrong sectors while tiles reported at ≥ 0.99 stay
         under 1 % wrong; models/README.md).
-    unsure : sectors whose posterior is below this are written ``?``. 0.85 since the sector model was trained
-        on misplaced windows (twenty-third session): it reads more sectors right and is surer, so at the 0.8
-        used before it wrote more wrong letters; 0.85 was the value with the fewest errors whose silent
-        errors on the choosing renders stay at most the old model's (models/README.md).
+    unsure : sectors whose posterior is below this are written ``?``.
     min_sector_visible : sectors with less of their area inside the photo are ``?``.
     min_piece : a piece is reported when P(no piece) is below ``1 − min_piece``.
     min_tile_readable : a tile the lattice calls visible (``visible`` ≥ 0.5) whose
@@ -129,7 +126,7 @@ class DecodeSettings:
 
     mismatch: float = 0.02
     switch: float = 0.3
-    unsure: float = 0.85
+    unsure: float = 0.8
     min_sector_visible: float = 0.5
     min_piece: float = 0.5
     min_tile_readable: float = 0.2

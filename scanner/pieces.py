@@ -269,7 +269,7 @@ class PieceClassifier:
         100 usual renders and 6 more of 40 bold prints (models/README.md).
         """
         presence_logits, _, points = self.model.run(crops)
-        mirrored_logits, _, mirrored_points = self.model.run(np.ascontiguousarray(crops[..., ::-1]))
+        mirrored_logits, _, mirrored_points = self.model.run(crops[..., ::-1])
         # Mirrored back: x runs the other way across the crop.
         mirrored_points = mirrored_points * np.array([-1.0, 1.0, -1.0, 1.0]) + np.array([1.0, 0.0, 1.0, 0.0])
         chance = 1.0 - 0.5 * (softmax(presence_logits)[:, 0] + softmax(mirrored_logits)[:, 0])

@@ -406,8 +406,7 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
     if keeps_answers:
         p_train.add_argument("--keep", type=float, default=0.0, metavar="WEIGHT",
                              help="with --resume: also keep the resumed model's answers, at this weight (default 0)")
-    for flag, keywords in (train_options or {}).items():
-        p_train.add_argument(flag, **keywords)
+    more_names = [p_train.add_argument(flag, **keywords).dest for flag, keywords in (train_options or {}).items()]
     p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
     p_eval.add_argument("--data", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
@@ -416,8 +415,7 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
         parser.error("--keep needs --resume: the answers to keep are the resumed model's")
     if args.action == "train":
         kept = {"keep": args.keep} if keeps_answers else {}
-        names = (flag.lstrip("-").replace("-", "_") for flag in train_options or {})
-        more = {name: getattr(args, name) for name in names}
+        more = {name: getattr(args, name) for name in more_names}
         train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr, **kept,
               **more)
     else:

@@ -4,9 +4,10 @@ Tile-centre candidates from :mod:`scanner.locate` are given axial positions by
 a grown lattice hypothesis (:mod:`scanner.lattice_assign`), the board-plane →
 photo model (homography + barrel distortion, :mod:`scanner.lattice_model`) is
 fitted to them, and every lattice cell near the board is then judged present
-or not from the tile-top probability inside its projected hexagon. Each
-present tile's corners are finally refined on its own (tiles sit a little
-turned and shifted on a real table).
+or not from the tile-top probability inside its projected hexagon. The model
+is refitted on the edges the tiles show, again for a look chosen far off them
+(:func:`converge`), and each present tile's corners are finally refined on its
+own (tiles sit a little turned and shifted on a real table).
 
     python -m scanner.lattice evaluate --count 50 --seed 0
 """
@@ -25,7 +26,7 @@ import numpy as np
 from fjords.geometry import Hex
 from scanner.lattice_assign import MATCH_TOLERANCE, Assignment, lattice_hypotheses
 from scanner.lattice_model import MIN_LENS_TILES, LatticeModel, fit_model, hex_centres, hex_corners, nearest_hex
-from scanner.lattice_refine import LOOSE_PRIOR, edge_response, rectify, refine_poses
+from scanner.lattice_refine import LOOSE_PRIOR, TilePoses, edge_response, rectify, refine_poses
 from scanner.locate import BoardRegion, NoBoardFound
 
 #: Mean tile-top probability inside a cell's (shrunk) hexagon above which the tile is present.
@@ -41,6 +42,10 @@ SUPPORTED_EDGES = 0.5
 #: Share of supported tiles at which a fit is believed (chosen on renders of training seeds
 #: 900000–900079: a lattice off the tiles has almost none; see models/README.md).
 GOOD_SUPPORT = 0.2
+#: Most further refits of the chosen look's lattice on the tiles' edges (:func:`converge`).
+EXTRA_REFITS = 4
+#: A further refit moving the tiles' corners less than this (board units, median) is noise and is not kept.
+CONVERGED_MOVE = 0.04
 #: Runner-up lattice hypotheses tried, in order, while the fit has fewer supported tiles than that.
 RUNNERS_UP = 2
 
@@ -77,6 +82,8 @@ class LatticeFit:
     timings: dict[str, float] = field(default_factory=dict, compare=False)
     #: Tiles whose own edges were found around them (a lattice on the real tiles has most).
     supported_tiles: int = 0
+    #: How far the last refit on the tiles' edges moved the lattice (board units, median over the corners).
+    refit_move: float = 0.0
 
     @property
     def supported_share(self) -> float:
@@ -204,10 +211,10 @@ def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment
     timings["cells"] = time.perf_counter() - start
     if not cells:
         return None
-    model, cells, support = _refine(image_bgr, model, cells)
+    model, cells, support, moved = _refine(image_bgr, model, cells)
     timings["refine"] = time.perf_counter() - start - timings["cells"]
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
-    return LatticeFit(cells, model, radius, timings, int(np.sum(support >= SUPPORTED_EDGES)))
+    return LatticeFit(cells, model, radius, timings, int(np.sum(support >= SUPPORTED_EDGES)), moved)
 
 
 def _track(previous: LatticeFit, points: np.ndarray) -> Assignment | None:
@@ -263,33 +270,121 @@ def _hex_norm(offset: np.ndarray) -> np.ndarray:
 
 
 def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
-            ) -> tuple[LatticeModel, dict[Hex, CellGeometry], np.ndarray]:
+            ) -> tuple[LatticeModel, dict[Hex, CellGeometry], np.ndarray, float]:
     """Refit the lattice through the tiles' own edges, then fit every tile's own pose to its edges.
 
-    Also returns each tile's edge support (share of its edge samples that found an edge).
+    Also returns each tile's edge support (share of its edge samples that found an edge) and how far the refit
+    moved the lattice (:func:`_move`; 0 without a refit).
     """
     hexes = list(cells)
     centres = hex_centres(hexes)
-    low, high = centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3
+    low, high = _board_box(centres)
+    gradients, origin = _edges(image, model, low, high)
+    # The centre candidates can sit off the tiles (a hand, a piece): move the lattice onto the edges.
+    refitted, poses = _refit_on_edges(model, hexes, gradients, origin, (image.shape[1], image.shape[0]))
+    moved = 0.0
+    if refitted is not None:
+        moved = _move(model, refitted, hexes)
+        model = refitted
+        gradients, origin = _edges(image, model, low, high)
+        poses = refine_poses(gradients, origin, centres)
+    return model, _posed(cells, model, poses, centres), poses.support, moved
+
+
+def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
+    """The fit with its lattice refitted on the tiles' edges again, for as long as that helps.
+
+    Parameters
+    ----------
+    image : ndarray (H, W, 3)
+        The photo ``fit`` was made in (or for, when it was made in a crop of it).
+    fit : LatticeFit
+        The look chosen (:func:`scanner.looks.find_lattice`).
+
+    Notes
+    -----
+    An edge is searched only :data:`~scanner.lattice_refine.SEARCH_REACH` from where the lattice puts it, so
+    one refit moves a lattice that the centre candidates put far off the tiles (a low photo, where they sit on
+    the tiles' sides and shadows) only part of the way. A further refit is kept when it moves the lattice by
+    :data:`CONVERGED_MOVE` or more and puts the tiles on more edge (their mean support, held firmly to their
+    cells, rises); the first that does not ends the refits. A smaller move is the edges' noise, not a
+    correction: kept, such moves let a lattice slide on texture where few edges show, gaining a little support
+    at every step. So nothing is refitted when the look's own refit moved the lattice less than that
+    (:attr:`LatticeFit.refit_move`), as on most photos. It runs on the chosen look only because the support it
+    raises is also what tells a look on the real tiles from one on half tiles or every other tile.
+    """
+    if fit.refit_move < CONVERGED_MOVE:
+        return fit
+    hexes = list(fit.cells)
+    centres = hex_centres(hexes)
+    low, high = _board_box(centres)
     size = (image.shape[1], image.shape[0])
+    model = fit.model
+    gradients, origin = _edges(image, model, low, high)
+    poses = refine_poses(gradients, origin, centres)
+    changed, last_move = False, fit.refit_move
+    for _ in range(EXTRA_REFITS):
+        refitted, _ = _refit_on_edges(model, hexes, gradients, origin, size)
+        if refitted is None:
+            break
+        refitted_gradients, refitted_origin = _edges(image, refitted, low, high)
+        refitted_poses = refine_poses(refitted_gradients, refitted_origin, centres)
+        moved = _move(model, refitted, hexes)
+        if moved < CONVERGED_MOVE or refitted_poses.support.mean() <= poses.support.mean():
+            break
+        model, gradients, origin, poses, changed = refitted, refitted_gradients, refitted_origin, refitted_poses, True
+        last_move = moved
+    if not changed:
+        return fit
+    cells = _posed(fit.cells, model, poses, centres)
+    radius = float(np.median([_radius(c.corners_px) for c in cells.values()]))
+    return replace(fit, cells=cells, model=model, tile_radius_px=radius,
+                   supported_tiles=int(np.sum(poses.support >= SUPPORTED_EDGES)), refit_move=last_move)
+
+
+def _move(model: LatticeModel, moved: LatticeModel, hexes: list[Hex]) -> float:
+    """How far ``moved`` puts the tiles' corners from where ``model`` puts them: board units, median."""
+    corners = hex_corners(hexes)
+    shift = np.linalg.norm(moved.board_to_image(corners) - model.board_to_image(corners), axis=-1)
+    return float(np.median(shift)) / model.scale_px(hex_centres(hexes).mean(axis=0))
+
+
+def _board_box(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Board-plane box around tiles of these centres, with room for the edge search beyond their rims."""
+    return centres.min(axis=0) - 1.3, centres.max(axis=0) + 1.3
+
+
+def _edges(image: np.ndarray, model: LatticeModel, low: np.ndarray, high: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Gradients of the top-down view of the board box through ``model``, and that view's origin."""
     rectified, inside, origin = rectify(image, model, low, high)
-    poses = refine_poses(edge_response(rectified, inside), origin, centres, prior=LOOSE_PRIOR)
+    return edge_response(rectified, inside), origin
+
+
+def _refit_on_edges(model: LatticeModel, hexes: list[Hex], gradients: np.ndarray, origin: np.ndarray,
+                    size: tuple[int, int]) -> tuple[LatticeModel | None, TilePoses]:
+    """The lattice refitted to the edges the tiles find held loosely to their cells (None when fewer than four
+    find them), and those loose poses."""
+    centres = hex_centres(hexes)
+    poses = refine_poses(gradients, origin, centres, prior=LOOSE_PRIOR)
     good = poses.support >= SUPPORTED_EDGES
-    if good.sum() >= 4:
-        # The centre candidates can sit off the tiles (a hand, a piece): move the lattice onto the edges.
-        lattice = hex_corners(hexes)[good]
-        shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
-        model = fit_model(lattice.reshape(-1, 2), shifted, size, initial=model,
-                          fit_distortion=good.sum() >= MIN_LENS_TILES,
-                          loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0)))
-        rectified, inside, origin = rectify(image, model, low, high)
-        poses = refine_poses(edge_response(rectified, inside), origin, centres)
-    corners_px = model.board_to_image(poses.corners(centres))
-    refined = {}
-    for h, corners in zip(hexes, corners_px):
+    if good.sum() < 4:
+        return None, poses
+    lattice = hex_corners(hexes)[good]
+    shifted = model.board_to_image(lattice + poses.shift[good][:, None, :]).reshape(-1, 2)
+    return fit_model(lattice.reshape(-1, 2), shifted, size, initial=model,
+                     fit_distortion=good.sum() >= MIN_LENS_TILES,
+                     loss_scale_px=0.05 * model.scale_px(centres.mean(axis=0))), poses
+
+
+def _posed(cells: dict[Hex, CellGeometry], model: LatticeModel, poses: TilePoses, centres: np.ndarray
+           ) -> dict[Hex, CellGeometry]:
+    """The cells with the corners and centres of their tiles' own poses on ``model``."""
+    posed = {}
+    for h, corners in zip(cells, model.board_to_image(poses.corners(centres))):
         centre = corners.mean(axis=0)
-        refined[h] = replace(cells[h], center_px=(float(centre[0]), float(centre[1])), corners_px=corners)
-    return model, refined, poses.support
+        posed[h] = replace(cells[h], center_px=(float(centre[0]), float(centre[1])), corners_px=corners)
+    return posed
 
 
 def _share_inside(corners: np.ndarray, width: int, height: int) -> float:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scanner.lattice import GOOD_SUPPORT, LatticeFit, fit_lattice
+from scanner.lattice import GOOD_SUPPORT, LatticeFit, converge, fit_lattice
 from scanner.locate import WORK_SIDE, BoardRegion, NoBoardFound, TileTopNet, locate_board
 
 #: Sides the whole photo is shrunk to for the looks at close-ups.
@@ -49,6 +49,11 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
     NoBoardFound
         When the first look finds no board, or no look finds a lattice.
     """
+    return converge(image_bgr, _chosen_look(image_bgr, net, previous))
+
+
+def _chosen_look(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) -> LatticeFit:
+    """The look :func:`find_lattice` keeps, before its lattice is refitted to convergence."""
     region = locate_board(image_bgr, net)
     try:
         first: LatticeFit | None = fit_lattice(image_bgr, region, previous=previous)

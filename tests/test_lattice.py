@@ -195,14 +195,18 @@ def test_match_keeps_the_closest_candidate_of_each_position(candidates):
 
 import cv2  # noqa: E402
 
-from scanner.lattice import fit_lattice  # noqa: E402
+from scanner.lattice import converge, fit_lattice  # noqa: E402
 from scanner.locate import OUTPUT_STRIDE, BoardRegion, NoBoardFound, work_size  # noqa: E402
 
 PHOTO = (1008, 756)
 
 
-def _drawn_board(model, hexes, jitter_rng=None):
-    """A photo of flat hexagons of random colours on a table, its region maps, and the true corners."""
+def _drawn_board(model, hexes, jitter_rng=None, candidate_spread=1.0):
+    """A photo of flat hexagons of random colours on a table, its region maps, and the true corners.
+
+    ``candidate_spread`` scales the board-plane positions of the centre candidates (the heat map's peaks) about
+    the origin: above 1, the candidates put the lattice off the tiles, more so the farther out.
+    """
     rng = np.random.default_rng(1)
     image = np.full((PHOTO[1], PHOTO[0], 3), (60, 90, 120), np.uint8)
     corners_board = hex_corners(hexes) * 0.98  # gaps between the tiles
@@ -223,7 +227,10 @@ def _drawn_board(model, hexes, jitter_rng=None):
     for polygon in corners:
         in_map = (polygon + 0.5) * scale - 0.5
         cv2.fillPoly(mask, [np.round(in_map * 16).astype(np.int32)], 1.0, cv2.LINE_AA, shift=4)
-        c = in_map.mean(axis=0)
+    board_centres = corners_board.mean(axis=1)
+    misplaced = model.board_to_image(board_centres * candidate_spread) - model.board_to_image(board_centres)
+    for polygon, offset in zip(corners, misplaced):
+        c = (polygon.mean(axis=0) + offset + 0.5) * scale - 0.5
         heat = np.maximum(heat, np.exp(-((xs - c[0]) ** 2 + (ys - c[1]) ** 2) / (2 * 2.0 ** 2)))
     region = BoardRegion(mask, heat.astype(np.float32), scale, (0, 0, PHOTO[0], PHOTO[1]), PHOTO)
     return image, region, corners
@@ -263,6 +270,33 @@ def test_tiles_with_soft_edges_are_supported():
     image, region, _ = _drawn_board(_photo_model(), hexes)
     fit = fit_lattice(cv2.GaussianBlur(image, (0, 0), 2.0), region)
     assert fit.supported_share > 0.8 and _same_layout(list(fit.cells), hexes)
+
+
+def _centre_errors(fit, true_corners):
+    """Distance of each fitted tile's centre from the nearest true tile's centre, pixels."""
+    true_centres = true_corners.mean(axis=1)
+    return np.array([np.linalg.norm(true_centres - c.center_px, axis=1).min() for c in fit.cells.values()])
+
+
+@pytest.mark.parametrize("spread", [1.07, 1.08, 1.09])
+def test_a_lattice_far_off_the_tiles_is_refitted_until_it_sits_on_their_edges(spread):
+    """Candidates that put the outer tiles a third of a radius off (beyond the edge search's reach): one refit
+    on the edges found moves the lattice only part of the way; further refits bring it onto the tiles."""
+    hexes = _disc(3)
+    image, region, true_corners = _drawn_board(_photo_model(), hexes, candidate_spread=spread)
+    once = fit_lattice(image, region)
+    assert _centre_errors(once, true_corners).max() > 0.1 * once.tile_radius_px
+    fit = converge(image, once)
+    assert len(fit.cells) == len(hexes) and _same_layout(list(fit.cells), hexes)
+    assert _centre_errors(fit, true_corners).max() < 0.05 * fit.tile_radius_px
+    assert fit.supported_tiles > once.supported_tiles
+
+
+def test_a_lattice_on_the_tiles_is_left_as_it_is():
+    hexes = _disc(3)
+    image, region, _ = _drawn_board(_photo_model(), hexes)
+    fit = fit_lattice(image, region)
+    assert converge(image, fit) is fit
 
 
 def test_fit_lattice_follows_the_previous_frame():

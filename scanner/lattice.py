@@ -322,19 +322,21 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
     model = fit.model
     gradients, origin = _edges(image, model, low, high)
     poses = refine_poses(gradients, origin, centres)
-    changed, last_move = False, fit.refit_move
+    last_move = fit.refit_move
     for _ in range(EXTRA_REFITS):
         refitted, _ = _refit_on_edges(model, hexes, gradients, origin, size)
         if refitted is None:
             break
+        moved = _move(model, refitted, hexes)
+        if moved < CONVERGED_MOVE:
+            break
         refitted_gradients, refitted_origin = _edges(image, refitted, low, high)
         refitted_poses = refine_poses(refitted_gradients, refitted_origin, centres)
-        moved = _move(model, refitted, hexes)
-        if moved < CONVERGED_MOVE or refitted_poses.support.mean() <= poses.support.mean():
+        if refitted_poses.support.mean() <= poses.support.mean():
             break
-        model, gradients, origin, poses, changed = refitted, refitted_gradients, refitted_origin, refitted_poses, True
+        model, gradients, origin, poses = refitted, refitted_gradients, refitted_origin, refitted_poses
         last_move = moved
-    if not changed:
+    if model is fit.model:
         return fit
     cells = _posed(fit.cells, model, poses, centres)
     radius = float(np.median([_radius(c.corners_px) for c in cells.values()]))
@@ -342,10 +344,10 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
                    supported_tiles=int(np.sum(poses.support >= SUPPORTED_EDGES)), refit_move=last_move)
 
 
-def _move(model: LatticeModel, moved: LatticeModel, hexes: list[Hex]) -> float:
-    """How far ``moved`` puts the tiles' corners from where ``model`` puts them: board units, median."""
+def _move(model: LatticeModel, refitted: LatticeModel, hexes: list[Hex]) -> float:
+    """How far ``refitted`` puts the tiles' corners from where ``model`` puts them: board units, median."""
     corners = hex_corners(hexes)
-    shift = np.linalg.norm(moved.board_to_image(corners) - model.board_to_image(corners), axis=-1)
+    shift = np.linalg.norm(refitted.board_to_image(corners) - model.board_to_image(corners), axis=-1)
     return float(np.median(shift)) / model.scale_px(hex_centres(hexes).mean(axis=0))
 
 

@@ -44,7 +44,8 @@ SUPPORTED_EDGES = 0.5
 GOOD_SUPPORT = 0.2
 #: Most further refits of the chosen look's lattice on the tiles' edges (:func:`converge`).
 EXTRA_REFITS = 4
-#: A further refit moving the tiles' corners less than this (board units, median) is noise and is not kept.
+#: A refit moving the tiles' corners less than this (board units, median) is the edges' noise: a further one is
+#: not kept, and after a look's own refit none is tried.
 CONVERGED_MOVE = 0.04
 #: Runner-up lattice hypotheses tried, in order, while the fit has fewer supported tiles than that.
 RUNNERS_UP = 2
@@ -213,8 +214,7 @@ def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment
         return None
     model, cells, support, moved = _refine(image_bgr, model, cells)
     timings["refine"] = time.perf_counter() - start - timings["cells"]
-    radius = float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
-    return LatticeFit(cells, model, radius, timings, int(np.sum(support >= SUPPORTED_EDGES)), moved)
+    return LatticeFit(cells, model, _median_radius(cells), timings, int(np.sum(support >= SUPPORTED_EDGES)), moved)
 
 
 def _track(previous: LatticeFit, points: np.ndarray) -> Assignment | None:
@@ -339,8 +339,7 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
     if model is fit.model:
         return fit
     cells = _posed(fit.cells, model, poses, centres)
-    radius = float(np.median([_radius(c.corners_px) for c in cells.values()]))
-    return replace(fit, cells=cells, model=model, tile_radius_px=radius,
+    return replace(fit, cells=cells, model=model, tile_radius_px=_median_radius(cells),
                    supported_tiles=int(np.sum(poses.support >= SUPPORTED_EDGES)), refit_move=last_move)
 
 
@@ -399,6 +398,11 @@ def _share_inside(corners: np.ndarray, width: int, height: int) -> float:
         return 0.0
     inter, _ = cv2.intersectConvexConvex(poly, frame)
     return float(min(1.0, inter / area))
+
+
+def _median_radius(cells: dict[Hex, CellGeometry]) -> float:
+    """The tiles' median circumradius in pixels (0 without tiles)."""
+    return float(np.median([_radius(c.corners_px) for c in cells.values()])) if cells else 0.0
 
 
 def _radius(corners: np.ndarray) -> float:

@@ -45,6 +45,8 @@ def _frame(yaw_deg: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 HOUSE_SHAPES = ("roof", "bar")
+#: Settler shapes of the classic edition's copies (the 2022 edition has meeples).
+CLASSIC_SETTLER_SHAPES = ("disc", "block")
 BAR_HOUSE_MM = (15.0, 7.5, 7.5)  # length, width, height of a house cut as a plain wooden bar
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from renderer.pieces import HOUSE_SHAPES
+from renderer.pieces import CLASSIC_SETTLER_SHAPES, HOUSE_SHAPES
 from renderer.tileart import RANDOM_STYLES, STYLES
 
 TABLES = ("wood", "cloth", "laminate", "felt")
@@ -142,7 +142,7 @@ def sample_scene(rng: np.random.Generator, style: str | None = None, edition: st
         hands=int(rng.choice([0, 0, 0, 1, 1, 2])),
         edge_gain=float(rng.uniform(0.0, 0.4)),
         grain=float(rng.uniform(0.0, 0.07)),
-        settler_shape=str(rng.choice(["disc", "block"])) if edition == "classic" else "meeple",
+        settler_shape=str(rng.choice(CLASSIC_SETTLER_SHAPES)) if edition == "classic" else "meeple",
         exposure=float(np.exp(rng.normal(0, 0.15))),
         white_balance=tuple(float(v) for v in np.exp(rng.normal(0, 0.05, 3))),
         vignette=float(rng.uniform(0, 0.45)),
@@ -179,7 +179,7 @@ def copy_pieces(print_seed: int, edition: str) -> dict:
     rng = np.random.default_rng([print_seed, 1])
     pieces = _sample_copy_pieces(rng)
     if edition == "classic":
-        pieces["settler_shape"] = str(rng.choice(["disc", "block"]))
+        pieces["settler_shape"] = str(rng.choice(CLASSIC_SETTLER_SHAPES))
     return pieces
 
 

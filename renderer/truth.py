@@ -27,6 +27,16 @@ def face_samples(pose: TilePose, radius: float, z: float) -> np.ndarray:
     return np.array(pts)
 
 
+def sector_samples(pose: TilePose, radius: float, z: float, sector: int) -> np.ndarray:
+    """12 points spread over sector ``sector`` of a tile's top face (the spec's triangle from the centre to the rim
+    between ``30·sector − 30`` and ``30·sector`` degrees): four angles across it at three distances out to the rim."""
+    pts = []
+    for a in 30.0 * sector - 30.0 + np.array([3.75, 11.25, 18.75, 26.25]):
+        rim = radius * SQRT3 / 2 / math.cos(math.radians((a + 30) % 60 - 30))
+        pts += [pose.rim_point(a, ring * rim, z) for ring in (0.4, 0.7, 0.95)]
+    return np.array(pts)
+
+
 def visible_fraction(camera: Camera, canvas: "Canvas", points: np.ndarray, hand_mask: np.ndarray) -> float:
     """Share of world ``points`` inside the frame and not under a hand."""
     photo = camera.project(points)
@@ -54,6 +64,10 @@ def truth_document(board: Board, scene: Scene, style: TileStyle, camera: Camera,
         tile["center_px"] = rounded(camera.project(pose.rim_point(0, 0, top)))
         tile["corners_px"] = rounded(camera.project(pose.corners(s, top)))
         tile["visible"] = round(visible_fraction(camera, canvas, face_samples(pose, s, top), hand_mask), 3)
+        # Per sector as well: a hand or the frame hides sectors, not tiles, and the spec asks that a hidden sector
+        # be written `?` (docs/renderer.md).
+        tile["sector_visible"] = [round(visible_fraction(camera, canvas, sector_samples(pose, s, top, i), hand_mask), 3)
+                                  for i in range(12)]
         tile["rotation_deg"] = round(pose.turn_deg, 3)
     for piece, (base, crown, faces) in zip(doc["pieces"], piece_truth):
         vertices = camera.project(np.concatenate([f.points for f in faces]))

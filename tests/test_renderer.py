@@ -154,6 +154,33 @@ def test_hands_hide_tiles_and_lower_their_visibility():
         assert np.abs(covered.image[y, x].astype(int) - clear.image[y, x]).max() > 20
 
 
+def test_sector_visibility_follows_the_hands():
+    board = random_board(5, "classic", 2)
+    clear = render_board(board, 5, width=320, height=240, **{**CLEAN, "fill": 0.7})
+    assert all(t["sector_visible"] == [1.0] * SECTORS for t in clear.truth["tiles"])
+    covered = render_board(board, 5, width=320, height=240, **{**CLEAN, "fill": 0.7, "hands": 2})
+    split = 0
+    for t in covered.truth["tiles"]:
+        shares = np.array(t["sector_visible"])
+        assert shares.shape == (SECTORS,) and np.all((shares >= 0.0) & (shares <= 1.0))
+        assert abs(shares.mean() - t["visible"]) <= 0.2  # the same face, sampled sector by sector
+        split += shares.min() == 0.0 and shares.max() == 1.0
+    assert split  # some tile is hidden in part: a hand hides sectors, not only whole tiles
+
+
+def test_sector_visibility_follows_the_frame():
+    board = random_board(3, "classic", 2)
+    r = render_board(board, 3, **SMALL, **{**CLEAN, "fill": 1.4})
+    cut = 0
+    for t in r.truth["tiles"]:
+        for i, share in enumerate(t["sector_visible"]):
+            if share in (0.0, 1.0):
+                x, y = _sector_point(t, i, depth=0.7)
+                assert (-0.5 <= x <= 639.5 and -0.5 <= y <= 479.5) == (share == 1.0)
+        cut += 0.0 < t["visible"] < 1.0
+    assert cut  # the board runs out of the frame
+
+
 @settings(max_examples=12, deadline=None)
 @given(st.integers(0, 10**6))
 def test_any_seed_renders_with_consistent_geometry(seed):

@@ -11,7 +11,9 @@ the lattice fit, which measures the sector and piece stages alone. Several
 ``--in-view F`` keeps only the photos whose every true tile is at least ``F`` in
 view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
-(:func:`fjords.compare.piece_error_causes`), rune stones beside the tiles found and invented, legal
+(:func:`fjords.compare.piece_error_causes`), what was written on sectors the photo shows and on sectors a hand
+or the frame hides (:func:`fjords.compare.sector_outcomes_by_visibility`; renders of 2026-12-02 on), rune stones
+beside the tiles found and invented, legal
 boards read with two pieces on a tile, how often confident tiles and pieces are wrong, each photo's errors,
 and median seconds per stage.
 """
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from fjords.board import Board
-from fjords.compare import compare, piece_error_causes, stones_and_crowding, summarize
+from fjords.compare import compare, piece_error_causes, sector_outcomes_by_visibility, stones_and_crowding, summarize
 from fjords.errors import FjordsError
 from fjords_cli.eval_command import find_photos
 from scanner.assemble import DecodeSettings, assemble
@@ -103,6 +105,9 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "piece_error_causes": dict(causes.most_common()),
             "stones_and_crowding": dict(sum((stones_and_crowding(b, t, c)
                                              for b, t, c in zip(boards, truths, comparisons)), Counter())),
+            "sectors_by_visibility": dict(sorted(sum((sector_outcomes_by_visibility(b, t, c)
+                                                      for b, t, c in zip(boards, truths, comparisons)),
+                                                     Counter()).items())),
             "reliability": summary["reliability"],
             "errors_by_photo": {path.name: c.errors for path, c in zip(photos, comparisons)},
         }

@@ -258,6 +258,40 @@ def stones_and_crowding(scanned: Board, truth: Board, comparison: Comparison | N
     return counts
 
 
+#: Shares of a sector the photo shows (truth ``sector_visible``) at and above which it counts as seen, and at and
+#: below which it counts as hidden (under a hand or outside the frame); between the two, partly seen.
+SEEN_SECTOR = 0.9
+HIDDEN_SECTOR = 0.1
+
+
+def sector_outcomes_by_visibility(scanned: Board, truth: Board, comparison: Comparison | None = None
+                                  ) -> Counter[str]:
+    """What the scan wrote on each true sector, by how much of that sector the photo shows: a diagnosis of the
+    spec's rule that a sector the scanner could not see is written ``?``, never guessed.
+
+    Needs the truth tiles' ``sector_visible`` (twelve shares, written by the renderer: ``docs/renderer.md``);
+    tiles without it are left out. Sectors are aligned as ``comparison`` (by default ``compare(scanned,
+    truth)``) aligned them. Keys are ``"seen …"``, ``"partly …"`` and ``"hidden …"`` (see :data:`SEEN_SECTOR`,
+    :data:`HIDDEN_SECTOR`) followed by the outcome: ``right`` (the true letter; on a hidden sector, a lucky
+    guess), ``wrong`` (another letter: a silent error), ``?`` or ``tile missed`` (its tile is not on the scan).
+    """
+    comparison = comparison or compare(scanned, truth)
+    turned = scanned.rotated(comparison.rotation)
+    found = {t.hex.translated(*comparison.translation): t.terrain for t in turned.tiles.values()}
+    outcomes: Counter[str] = Counter()
+    for h, tile in truth.tiles.items():
+        shares = tile.extra.get("sector_visible")
+        if not isinstance(shares, (list, tuple)) or len(shares) != SECTORS:
+            continue
+        read = found.get(h)
+        for i, share in enumerate(shares):
+            seen = "seen" if share >= SEEN_SECTOR else "hidden" if share <= HIDDEN_SECTOR else "partly"
+            outcome = ("tile missed" if read is None else "right" if read[i] == tile.terrain[i]
+                       else "?" if read[i] not in TERRAINS else "wrong")
+            outcomes[f"{seen} {outcome}"] += 1
+    return outcomes
+
+
 def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[set[int], int]:
     """Indices of the matched scanned pieces (one-to-one) and the piece errors.
 

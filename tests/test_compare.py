@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fjords.board import Board, Piece, Tile
 from fjords.compare import (Comparison, bootstrap_interval, compare, piece_error_causes, ratio,
-                            stones_and_crowding, summarize, wilson_interval)
+                            sector_outcomes_by_visibility, stones_and_crowding, summarize, wilson_interval)
 from fjords.geometry import Hex
 
 # No symmetry: every rotation and translation but the identity moves some letter.
@@ -259,3 +259,21 @@ def test_stones_and_crowding_count_odin_stones_and_invented_rule_breaks():
                       "legal board": 1, "read with two on a tile": 1}
     crowded_truth = TRUTH.with_pieces(list(TRUTH.pieces) + [Piece(Hex(0, 1), 9, "house", "blue")])
     assert stones_and_crowding(crowded_truth, crowded_truth)["legal board"] == 0
+
+
+def test_sector_outcomes_split_seen_partly_and_hidden_sectors():
+    # The truth as a render writes it: tile (0, 0) half under a hand, tile (1, 0) seen whole, the others without
+    # sector shares (left out).
+    shares = {Hex(0, 0): [0.0] * 5 + [0.5] + [1.0] * 6, Hex(1, 0): [1.0] * 12}
+    truth = TRUTH.with_tiles(replace(t, extra={"sector_visible": shares[t.hex]}) if t.hex in shares else t
+                             for t in TRUTH.tiles.values())
+    assert sector_outcomes_by_visibility(TRUTH, truth) == {"hidden right": 5, "partly right": 1, "seen right": 18}
+    # Under the hand: two guesses (one lucky, one wrong) and three `?`; the half-seen sector guessed wrong; on
+    # the tile seen whole, one `?` and one wrong letter. The scan is turned, as a scan may be.
+    scanned = with_terrain(with_terrain(TRUTH, Hex(0, 0), "PS???SSSSSPP"), Hex(1, 0), "?MPPPPPPMMMM")
+    assert sector_outcomes_by_visibility(scanned.rotated(3), truth) == {
+        "hidden right": 1, "hidden wrong": 1, "hidden ?": 3, "partly wrong": 1,
+        "seen right": 16, "seen ?": 1, "seen wrong": 1}
+    lost = TRUTH.with_tiles(t for t in TRUTH.tiles.values() if t.hex != Hex(0, 0))
+    assert sector_outcomes_by_visibility(lost, truth) == {"hidden tile missed": 5, "partly tile missed": 1,
+                                                          "seen tile missed": 6, "seen right": 12}

@@ -14,7 +14,8 @@ import numpy as np
 
 from fjords.geometry import SECTORS, TERRAINS
 from scanner.sectors import MODEL_FILE, SECTOR_WINDOW, SectorClassifier, sector_windows, to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main, start_from
+from scanner.training import (UNLABELLED, ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main,
+                              start_from)
 
 
 KEEP_TEMPERATURE = 2.0  # softens both answers so the kept model's runners-up count too (Hinton et al. 2015)
@@ -76,12 +77,14 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     labels = torch.from_numpy(samples["sector_labels"].reshape(-1).astype(np.int64))
     x_all = torch.from_numpy(windows)  # uint8 and channels last until batched: no second copy in memory
     print(f"{len(labels)} sector windows from {len(samples['sector_labels'])} tiles; "
-          f"S/M/P/none = {np.bincount(labels.numpy(), minlength=4).tolist()}")
+          f"S/M/P/none = {np.bincount(labels.numpy()[labels.numpy() >= 0], minlength=4).tolist()}, "
+          f"unlabelled {int((labels < 0).sum())}")
     model = build_model()
     frozen_norms = start_from(model, resume)
     teacher = copy.deepcopy(model).eval() if keep else None
     generator = torch.Generator().manual_seed(seed)
-    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.01)
+    # A sector partly under a hand (training.UNLABELLED) is neither its terrain nor none: it teaches nothing.
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.01, ignore_index=UNLABELLED)
 
     def batches(step):
         idx = torch.randint(0, len(labels), (batch,), generator=generator)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fjords.compare import HIDDEN_SECTOR, SEEN_SECTOR
 from fjords.geometry import SECTORS, TERRAINS
 from scanner.holdout import HELD_OUT_STYLE, training_seeds
 from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, hex_patches, piece_crops,
@@ -60,6 +61,7 @@ class ReadingSamples:
     piece_points: np.ndarray   # (n, 4) float32: base x, y, top x, y in crop units (0..1)
     piece_close: np.ndarray    # (n, 40, 40, 3) uint8 close-up of the piece (black without one)
     second_points: np.ndarray  # (n, 4) float32: a second piece on the tile (a rule break), as piece_points; -1 without
+    sector_only: np.ndarray    # (n,) bool: a tile partly under a hand, for the sector model alone (see _read_fields)
 
     @classmethod
     def concatenate(cls, parts: list["ReadingSamples"]) -> "ReadingSamples":
@@ -89,20 +91,36 @@ def load_fields(paths: list[Path], *names: str) -> dict[str, np.ndarray]:
     return {name: np.concatenate([part[name] for part in parts]) for name in names}
 
 
+SECTOR_FIELDS = ("hex_patches", "sector_labels")
+"""The arrays the sector model trains on: the only ones a :attr:`ReadingSamples.sector_only` sample is read for."""
+
+
 def _read_fields(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """The named arrays of one sample file, with what older files lack filled in as "none"."""
+    """The named arrays of one sample file, with what older files lack filled in as "none".
+
+    Samples of tiles partly under a hand (``sector_only``) are read only when nothing but :data:`SECTOR_FIELDS`
+    is asked for: their hidden sectors teach the sector model what a hand looks like, but a piece crop there
+    may show a piece the hand hides, which the piece models must not learn as a piece or as none.
+    """
     with np.load(path) as data:
         fields = {f: data[f] for f in names if f in data}
         n = len(data["piece_kind"])
+        sector_only = data["sector_only"] if "sector_only" in data else np.zeros(n, bool)
     missing = {"piece_close": lambda: np.zeros((n, CLOSE_UP, CLOSE_UP, 3), np.uint8),
-               "second_points": lambda: np.full((n, 4), -1.0, np.float32)}
-    return {f: fields[f] if f in fields else missing[f]() for f in names}
+               "second_points": lambda: np.full((n, 4), -1.0, np.float32),
+               "sector_only": lambda: sector_only}
+    out = {f: fields[f] if f in fields else missing[f]() for f in names}
+    if set(names) <= set(SECTOR_FIELDS):
+        return out
+    return {f: array[~sector_only] for f, array in out.items()}
 
 
 MIN_TILE_RADIUS_PX = 4.0
 """Tiles smaller than this in a photo are not worth a training sample."""
 NOT_TERRAIN = len(TERRAINS)
 """Sector label of a window that shows no tile top: table, hand, clutter (read as ``?``)."""
+UNLABELLED = -1
+"""Sector label of a sector partly under a hand: neither its terrain nor none, so no model learns from it."""
 
 
 def empty_positions(truth: dict, rng: np.random.Generator, count: int,
@@ -134,7 +152,8 @@ def empty_positions(truth: dict, rng: np.random.Generator, count: int,
 
 
 def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator,
-                        copies: int = 1, min_visible: float = 0.95, negatives: int = 4) -> ReadingSamples:
+                        copies: int = 1, min_visible: float = 0.95, negatives: int = 4,
+                        partly_hidden: bool = False) -> ReadingSamples:
     """Cut every visible tile of one rendered photo, ``copies`` times with different jitter.
 
     Also cuts windows that show no tile top, labelled :data:`NOT_TERRAIN` in
@@ -142,6 +161,11 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     positions beside the board, and every empty position where a rune stone
     stands (Odin), which is labelled with its stone, so the piece models learn
     to see a stone beside the tiles instead of being taught it is not there.
+
+    With ``partly_hidden``, tiles partly under a hand (inside the frame) are cut as well, each sector labelled
+    by what the photo shows of it (the truth's ``sector_visible``): its terrain where at least
+    :data:`SEEN_SECTOR` shows, :data:`NOT_TERRAIN` where at most :data:`HIDDEN_SECTOR` does, and
+    :data:`UNLABELLED` between. They are ``sector_only`` samples (:func:`_read_fields`).
     """
     height, width = image.shape[:2]
     tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t
@@ -149,16 +173,20 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     hidden = [np.asarray(t["corners_px"], dtype=np.float64) for t in truth["tiles"]
               if t.get("visible", 1.0) <= 0.02 and "corners_px" in t
               and 0 <= t["center_px"][0] < width and 0 <= t["center_px"][1] < height]
+    partly = [t for t in truth["tiles"] if partly_hidden and 0.02 < t.get("visible", 1.0) < min_visible
+              and "sector_visible" in t and _in_frame(t, width, height)
+              and tile_radius(np.asarray(t["corners_px"])) >= MIN_TILE_RADIUS_PX]
     pieces: dict[tuple[int, int], list[dict]] = {}
     for p in truth.get("pieces", []):
         if "base_px" in p:
             pieces.setdefault((p["q"], p["r"]), []).append(p)
     pyramid = Pyramid(image)
-    corners, labels, kinds, colours, points, seconds, close_centres = [], [], [], [], [], [], []
+    corners, labels, kinds, colours, points, seconds, close_centres, alone = [], [], [], [], [], [], [], []
 
-    def cut(c: np.ndarray, sector_labels: list[int], standing: list[dict]) -> None:
+    def cut(c: np.ndarray, sector_labels: list[int], standing: list[dict], sector_only: bool = False) -> None:
         corners.append(c)
         labels.append(sector_labels)
+        alone.append(sector_only)
         m = piece_window_matrix(c)
         ends = [(apply_homography(m, np.array([p["base_px"], p.get("center_px", p["base_px"])]))
                  / PIECE_CROP).ravel() for p in standing]
@@ -187,6 +215,10 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         for t in tiles:
             cut(jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng),
                 [TERRAINS.index(ch) for ch in t["terrain"]], pieces.get((t["q"], t["r"]), []))
+        for t in partly:
+            cut(jitter_corners(np.asarray(t["corners_px"], dtype=np.float64), rng),
+                [TERRAINS.index(ch) if share >= SEEN_SECTOR else NOT_TERRAIN if share <= HIDDEN_SECTOR else UNLABELLED
+                 for ch, share in zip(t["terrain"], t["sector_visible"])], [], sector_only=True)
     radii = [tile_radius(c) for c in corners]
     close = np.zeros((len(corners), CLOSE_UP, CLOSE_UP, 3), np.uint8)
     with_piece = [n for n, m in enumerate(close_centres) if m is not None]
@@ -202,7 +234,14 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         piece_points=np.asarray(points, np.float32).reshape(-1, 4),
         piece_close=close,
         second_points=np.asarray(seconds, np.float32).reshape(-1, 4),
+        sector_only=np.asarray(alone, bool),
     )
+
+
+def _in_frame(tile: dict, width: int, height: int) -> bool:
+    """Whether every corner of a truth tile lies inside the photo (so what hides part of it is a hand)."""
+    corners = np.asarray(tile["corners_px"])
+    return bool(np.all((corners >= 0) & (corners < [width, height])))
 
 
 def render_sizes(rng: np.random.Generator) -> tuple[int, int]:
@@ -217,7 +256,7 @@ CROWD_KINDS = ("house", "settler")
 
 def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
                   progress: bool = True, locate_out: Path | None = None, crowd: int = 0,
-                  style: str | None = None) -> ReadingSamples:
+                  style: str | None = None, partly_hidden: bool = False) -> ReadingSamples:
     """Samples from ``count`` rendered training photos (seeds from ``seed`` on, held-out ones skipped).
 
     The file is rewritten every ``save_every`` photos, so a long run can be
@@ -227,7 +266,7 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     (:func:`renderer.boards.crowd_tiles`, any kind of :data:`CROWD_KINDS`, any
     player): a rule break the piece spot model must see to learn to count.
     With ``style``, every photo is printed in that tile-art style (such as a bold print, which random renders
-    never draw); the held-out style is refused.
+    never draw); the held-out style is refused. ``partly_hidden`` is :func:`samples_from_render`'s.
     """
     import random
 
@@ -250,7 +289,7 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
         if crowd:
             board, _ = crowd_tiles(board, random.Random(s), crowd, CROWD_KINDS, same_player=False)
         render = render_board(board, s, width=width, height=height, style=style)
-        parts.append(samples_from_render(render.image, render.truth, rng, copies=copies))
+        parts.append(samples_from_render(render.image, render.truth, rng, copies=copies, partly_hidden=partly_hidden))
         if locate_out is not None:
             located.add(s, render.image, render.truth)
         if (n + 1) % save_every == 0 or n + 1 == count:
@@ -260,8 +299,9 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     return ReadingSamples.concatenate(parts)
 
 
-def samples_from_dir(folder: Path, copies: int = 1) -> ReadingSamples:
-    """Samples from every ``NAME.jpg`` with its truth ``NAME.json`` in ``folder``."""
+def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False) -> ReadingSamples:
+    """Samples from every ``NAME.jpg`` with its truth ``NAME.json`` in ``folder`` (``partly_hidden``: see
+    :func:`samples_from_render`)."""
     import json
 
     import cv2
@@ -270,7 +310,8 @@ def samples_from_dir(folder: Path, copies: int = 1) -> ReadingSamples:
     for photo in sorted(folder.glob("*.jpg")):
         truth = json.loads(photo.with_suffix(".json").read_text())
         rng = np.random.default_rng(truth.get("render", {}).get("seed", 0))
-        parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies))
+        parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies,
+                                         partly_hidden=partly_hidden))
     return ReadingSamples.concatenate(parts)
 
 
@@ -441,13 +482,16 @@ def dataset_main(argv: list[str] | None = None) -> int:
                         "draw it)")
     parser.add_argument("--from-dir", type=Path, metavar="DIR",
                         help="cut photos NAME.jpg + NAME.json already rendered (fjords render --out DIR) instead")
+    parser.add_argument("--partly-hidden", action="store_true",
+                        help="also cut tiles partly under a hand, each sector labelled by what shows of it (for the "
+                        "sector model only; the piece models never read these samples)")
     args = parser.parse_args(argv)
     if args.from_dir:
-        samples = samples_from_dir(args.from_dir, args.copies)
+        samples = samples_from_dir(args.from_dir, args.copies, args.partly_hidden)
         samples.save(args.out)
     else:
         samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
-                                crowd=args.crowd, style=args.style)
+                                crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden)
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

@@ -9,7 +9,8 @@ from renderer import random_board, render_board
 from renderer.boards import crowd_tiles
 from scanner.pieces import SPOT_GRID
 from scanner.train_piece_spots import spot_labels, spot_targets
-from scanner.training import ReadingSamples, load_fields, samples_from_render
+from fjords.geometry import TERRAINS
+from scanner.training import NOT_TERRAIN, UNLABELLED, ReadingSamples, load_fields, samples_from_render
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,27 @@ def test_older_sample_files_load_without_second_pieces(crowded_samples, tmp_path
     path = tmp_path / "old.npz"
     np.savez(path, **{f: getattr(samples, f) for f in ReadingSamples.__dataclass_fields__ if f != "second_points"})
     assert (ReadingSamples.load(path).second_points == -1).all()
+
+
+def test_tiles_partly_under_a_hand_teach_the_sector_model_alone(tmp_path):
+    render = render_board(random_board(5, "classic", 2), 5, width=640, height=480, style="flat", elevation_deg=90.0,
+                          fill=0.7, hands=2)
+    usual = samples_from_render(render.image, render.truth, np.random.default_rng(0))
+    samples = samples_from_render(render.image, render.truth, np.random.default_rng(0), partly_hidden=True)
+    assert not usual.sector_only.any() and samples.sector_only.any()
+    partly = [t for t in render.truth["tiles"] if 0.02 < t["visible"] < 0.95]
+    labels = samples.sector_labels[samples.sector_only]
+    assert len(labels) == len(partly)  # this seed's hands stay inside the frame
+    for tile, row in zip(partly, labels):
+        for letter, share, label in zip(tile["terrain"], tile["sector_visible"], row):
+            assert label == (TERRAINS.index(letter) if share >= 0.9 else NOT_TERRAIN if share <= 0.1 else UNLABELLED)
+    assert {UNLABELLED, NOT_TERRAIN} <= set(labels.ravel().tolist())
+    path = tmp_path / "partly.npz"
+    samples.save(path)
+    assert len(load_fields([path], "hex_patches", "sector_labels")["sector_labels"]) == len(samples.sector_labels)
+    # Whatever reads a piece field (or everything) gets the usual samples only.
+    assert len(load_fields([path], "piece_kind", "sector_labels")["sector_labels"]) == len(usual.sector_labels)
+    assert np.array_equal(ReadingSamples.load(path).sector_labels, usual.sector_labels)
 
 
 def test_spot_targets_peak_at_each_base_and_mirror_with_the_crop():

@@ -93,7 +93,12 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
                            min_stone_beside=stone)
         boards = [assemble(ev, settings=settings, piece_calibration=scanner.piece_calibration) for ev in evidence]
         comparisons = [compare(board, truth) for board, truth in zip(boards, truths)]
-        causes = sum((piece_error_causes(b, t, c) for b, t, c in zip(boards, truths, comparisons)), Counter())
+
+        def pooled(diagnosis) -> Counter:
+            """A diagnosis of :mod:`fjords.compare` (counts per photo) summed over the photos."""
+            return sum((diagnosis(b, t, c) for b, t, c in zip(boards, truths, comparisons)), Counter())
+
+        causes = pooled(piece_error_causes)
         summary = summarize(comparisons).to_json()
         wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
         flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
@@ -103,11 +108,8 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
             "doubtful_pieces": sum(len(b.extra.get("doubtful_pieces", ())) for b in boards),
             "piece_error_causes": dict(causes.most_common()),
-            "stones_and_crowding": dict(sum((stones_and_crowding(b, t, c)
-                                             for b, t, c in zip(boards, truths, comparisons)), Counter())),
-            "sectors_by_visibility": dict(sorted(sum((sector_outcomes_by_visibility(b, t, c)
-                                                      for b, t, c in zip(boards, truths, comparisons)),
-                                                     Counter()).items())),
+            "stones_and_crowding": dict(pooled(stones_and_crowding)),
+            "sectors_by_visibility": dict(sorted(pooled(sector_outcomes_by_visibility).items())),
             "reliability": summary["reliability"],
             "errors_by_photo": {path.name: c.errors for path, c in zip(photos, comparisons)},
         }

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fjords import Board, Hex
+from fjords.geometry import SECTORS
 from renderer.camera import Camera
 from renderer.layout import SQRT3, TilePose
 from renderer.mesh import Light
@@ -18,12 +19,17 @@ if TYPE_CHECKING:
     from renderer.compose import Canvas
 
 
+def rim_distance(angle_deg: float, radius: float) -> float:
+    """Distance from a hexagon's centre to its rim at ``angle_deg`` (tile frame; corners at ``30 + 60k``°), for a
+    hexagon of circumradius ``radius``."""
+    return radius * SQRT3 / 2 / math.cos(math.radians((angle_deg + 30) % 60 - 30))
+
+
 def face_samples(pose: TilePose, radius: float, z: float) -> np.ndarray:
     """49 points spread over a tile's top face: its centre and four rings of twelve, the last on the rim."""
     pts = [pose.rim_point(0, 0, z)]
     for ring in (0.35, 0.65, 0.9, 1.0):
-        pts += [pose.rim_point(a, ring * radius * SQRT3 / 2 / math.cos(math.radians((a + 30) % 60 - 30)), z)
-                for a in range(0, 360, 30)]
+        pts += [pose.rim_point(a, rim_distance(a, ring * radius), z) for a in range(0, 360, 30)]
     return np.array(pts)
 
 
@@ -32,7 +38,7 @@ def sector_samples(pose: TilePose, radius: float, z: float, sector: int) -> np.n
     between ``30·sector − 30`` and ``30·sector`` degrees): four angles across it at three distances out to the rim."""
     pts = []
     for a in 30.0 * sector - 30.0 + np.array([3.75, 11.25, 18.75, 26.25]):
-        rim = radius * SQRT3 / 2 / math.cos(math.radians((a + 30) % 60 - 30))
+        rim = rim_distance(a, radius)
         pts += [pose.rim_point(a, ring * rim, z) for ring in (0.4, 0.7, 0.95)]
     return np.array(pts)
 
@@ -67,7 +73,7 @@ def truth_document(board: Board, scene: Scene, style: TileStyle, camera: Camera,
         # Per sector as well: a hand or the frame hides sectors, not tiles, and the spec asks that a hidden sector
         # be written `?` (docs/renderer.md).
         tile["sector_visible"] = [round(visible_fraction(camera, canvas, sector_samples(pose, s, top, i), hand_mask), 3)
-                                  for i in range(12)]
+                                  for i in range(SECTORS)]
         tile["rotation_deg"] = round(pose.turn_deg, 3)
     for piece, (base, crown, faces) in zip(doc["pieces"], piece_truth):
         vertices = camera.project(np.concatenate([f.points for f in faces]))

@@ -11,6 +11,8 @@ set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 dir=$1
 mkdir -p "$dir"
+# The renders' pixels depend on OpenCV's version: warn where it is not the pinned one (benchmarks/constraints.txt).
+python "$(dirname "$0")/library_versions.py" --check > /dev/null
 
 render_once() {  # NAME COUNT SEED [fjords render options]: render unless DIR/NAME already holds COUNT photos
     local out=$dir/$1 count=$2 seed=$3

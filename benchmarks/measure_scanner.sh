@@ -6,8 +6,9 @@
 # Renders the held-out sets into SETS_DIR where they are missing (the 200 renders of seeds
 # 1,000,000-1,000,199, 40 bold prints of seeds 1,400,000-1,400,039 and the three held-out calibration
 # copies; about 12 min on 2 cores), then
-# writes one JSON per benchmark into RESULTS_DIR (about 25 min on 2 cores). DEV_DIR defaults to
-# ../shared/photos/dev. Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
+# writes one JSON per benchmark into RESULTS_DIR (about 35 min on 2 cores). DEV_DIR defaults to
+# ../shared/photos/dev. RESULTS_DIR/versions.json records the libraries' versions (the figures of
+# docs/benchmarks.md need those of benchmarks/constraints.txt). Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 SETS_DIR RESULTS_DIR [DEV_DIR]" >&2; exit 2; }
 sets=$1
@@ -16,6 +17,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 dev=${3:-$here/../../shared/photos/dev}
 [ -d "$dev" ] || { echo "$0: no dev photos at $dev" >&2; exit 2; }
 mkdir -p "$sets" "$results"
+# The renders' pixels depend on OpenCV's version: record the versions, and warn where they are not the pinned ones.
+python "$here/library_versions.py" --check > "$results/versions.json"
 
 render_once() {  # DIR COUNT SEED [fjords render options]: render unless DIR already holds COUNT photos
     local dir=$1 count=$2 seed=$3
@@ -45,6 +48,8 @@ run bench200 python "$here/bench_scan.py" "$sets/render200" --json
 run inview python "$here/bench_scan.py" "$sets/render200" --in-view 0.95 --json
 run truth60 python "$here/bench_scan.py" "$sets/render200" --truth-geometry --limit 60 --json
 run benchdev python "$here/bench_scan.py" "$dev" --json
+run stability200 python "$here/bench_stability.py" "$sets/render200" --json
+run stabilitydev python "$here/bench_stability.py" "$dev" --json
 run rule_breaks python "$here/bench_rule_breaks.py" --count 20 --json
 for copy in 1 2 3; do
     run "copy$copy" python "$here/bench_calibration.py" "$sets/copy$copy" --json

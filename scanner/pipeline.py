@@ -29,6 +29,7 @@ from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.frames import FrameReadings, PositionLook, block_means, merge_reused, still_corners, unchanged
+from scanner.lattice import GOOD_SUPPORT, LatticeFit
 from scanner.patches import Pyramid, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, sector_visibility
@@ -160,8 +161,8 @@ class Scanner:
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
-        advice = (list(report.advice) + tile_size_advice(in_view) + unread_advice(board) + doubtful_advice(board)
-                  + palette_advice(board, self.calibration))
+        advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(lattice) + unread_advice(board)
+                  + doubtful_advice(board) + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 
@@ -276,6 +277,20 @@ def _in_original(reading, scale: float):
         return reading
     return replace(reading, base_px=tuple(v / scale for v in reading.base_px),
                    top_px=tuple(v / scale for v in reading.top_px))
+
+
+def layout_advice(lattice: LatticeFit) -> list[str]:
+    """One sentence when few of the tiles found show their edges where the lattice puts them.
+
+    Below :data:`scanner.lattice.GOOD_SUPPORT` no look at the photo put its tiles on tile edges, and the one kept
+    may be a lattice of the wrong size or slant: the layout itself, not only some tiles, may be misread (such scans
+    hold a large share of the silent sector errors: docs/benchmarks.md, twenty-sixth session).
+    """
+    if not lattice.cells or lattice.supported_share >= GOOD_SUPPORT:
+        return []
+    return [f"Only {lattice.supported_tiles} of the {len(lattice.cells)} tiles found show their edges where the "
+            "scan puts them: the layout itself may be misread. Retake the photo with the board larger in it, "
+            "sharp, and from higher above."]
 
 
 def unread_advice(board: Board) -> list[str]:

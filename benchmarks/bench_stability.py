@@ -1,6 +1,6 @@
 """How far a scan moves when the photo moves by less than the eye can see.
 
-    python benchmarks/bench_stability.py DIR [--limit N] [--noise 1.0] [--list 10] [--json]
+    python benchmarks/bench_stability.py DIR [--limit N] [--noise 1.0] [--list 10] [--models DIR] [--json]
 
 Every photo of DIR (``NAME.jpg`` beside its truth ``NAME.json``) is scanned as it is and as two copies that
 differ from it by less than anyone could see: with sensor noise of ``--noise`` grey levels (standard deviation,
@@ -13,7 +13,8 @@ For each copy it prints the total errors against the truth (:func:`fjords.compar
 photo's own, the photos whose errors moved (at all, by 5 or more, by 20 or more), the sum of those moves, and
 the photos whose scanned board changed at all (terrain, pieces or edition), then the photos that moved most.
 The moves are also the noise floor of a decision judged on these photos: a change to the scanner that moves
-the total errors by less than an invisible copy of the photos does cannot be told from luck.
+the total errors by less than an invisible copy of the photos does cannot be told from luck; ``--models`` scans
+with a candidate's models, so that it can be judged on the copies too.
 """
 
 from __future__ import annotations
@@ -137,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--noise", type=float, default=1.0, help="grey levels of sensor noise (default 1)")
     parser.add_argument("--list", type=int, default=10, metavar="N", help="name the N photos that moved most")
+    parser.add_argument("--models", type=Path, help="folder of the ONNX models (default: models/)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -144,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     except FjordsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    result = measure(photos, Scanner(), args.noise)
+    result = measure(photos, Scanner(args.models), args.noise)
     print(json.dumps(result, indent=1) if args.json else report(result, args.list))
     return 0
 

@@ -9,8 +9,8 @@ of a still table from an overhead camera differ by about that much, and two phon
 a reading that changes here is one a stream shows flickering and a player sees change when they take the photo
 again.
 
-For each copy it prints the total errors against the truth (:func:`fjords.compare.compare`) beside the
-photo's own, the photos whose errors moved (at all, by 5 or more, by 20 or more), the sum of those moves, and
+For each copy it prints the total errors and silent sector errors against the truth
+(:func:`fjords.compare.compare`) beside the photo's own, the photos whose errors moved (at all, by 5 or more, by 20 or more), the sum of those moves, and
 the photos whose scanned board changed at all (terrain, pieces or edition), then the photos that moved most.
 The moves are also the noise floor of a decision judged on these photos: a change to the scanner that moves
 the total errors by less than an invisible copy of the photos does cannot be told from luck; ``--models`` scans
@@ -95,9 +95,11 @@ def measure(photos: list[Path], scanner: Scanner, sigma: float) -> dict:
                 scans[label] = scanner.scan(image, scale=loaded.scale, original_size=loaded.original_size).board
             except FjordsError:  # no board found: counted as an empty scan, as `fjords eval` does
                 scans[label] = Board()
-        errors = {label: compare(board, truth).errors for label, board in scans.items()}
-        rows.append({"name": photo.name, "errors": errors["photo"],
-                     "copies": {label: {"errors": errors[label], "changed": not same_reading(scans["photo"], board)}
+        found = {label: compare(board, truth) for label, board in scans.items()}
+        rows.append({"name": photo.name, "errors": found["photo"].errors,
+                     "silent": found["photo"].silent_sector_errors,
+                     "copies": {label: {"errors": found[label].errors, "silent": found[label].silent_sector_errors,
+                                        "changed": not same_reading(scans["photo"], board)}
                                 for label, board in scans.items() if label != "photo"}})
     return {"photos": rows, "copies": {label: totals(rows, label) for label in rows[0]["copies"]} if rows else {}}
 
@@ -107,6 +109,8 @@ def totals(rows: list[dict], label: str) -> dict:
     moves = [row["copies"][label]["errors"] - row["errors"] for row in rows]
     summary = {"photos": len(rows), "errors_photo": sum(row["errors"] for row in rows),
                "errors_copy": sum(row["copies"][label]["errors"] for row in rows),
+               "silent_photo": sum(row["silent"] for row in rows),
+               "silent_copy": sum(row["copies"][label]["silent"] for row in rows),
                "photos_moved": sum(move != 0 for move in moves),
                "sum_of_moves": sum(abs(move) for move in moves),
                "boards_changed": sum(row["copies"][label]["changed"] for row in rows)}
@@ -120,7 +124,8 @@ def report(result: dict, most: int) -> str:
     lines = []
     for label, t in result["copies"].items():
         lines.append(f"{label}: {t['photos']} photos, errors {t['errors_photo']} -> {t['errors_copy']} "
-                     f"({t['errors_copy'] - t['errors_photo']:+d}); boards read otherwise {t['boards_changed']}; "
+                     f"({t['errors_copy'] - t['errors_photo']:+d}), silent sector errors {t['silent_photo']} -> "
+                     f"{t['silent_copy']}; boards read otherwise {t['boards_changed']}; "
                      f"errors moved on {t['photos_moved']} (by >= {LARGE_MOVES[0]}: "
                      f"{t[f'photos_moved_{LARGE_MOVES[0]}_or_more']}, by >= {LARGE_MOVES[1]}: "
                      f"{t[f'photos_moved_{LARGE_MOVES[1]}_or_more']}), moves summed {t['sum_of_moves']}")

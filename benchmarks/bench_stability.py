@@ -10,8 +10,9 @@ a reading that changes here is one a stream shows flickering and a player sees c
 again.
 
 For each copy it prints the total errors and silent sector errors against the truth
-(:func:`fjords.compare.compare`) beside the photo's own, the photos whose errors moved (at all, by 5 or more, by 20 or more), the sum of those moves, and
-the photos whose scanned board changed at all (terrain, pieces or edition), then the photos that moved most.
+(:func:`fjords.compare.compare`) beside the photo's own, the photos whose errors moved (at all, by 5 or more, by
+20 or more), the sum of those moves, and the photos whose scanned board changed at all (terrain, pieces or
+edition), then the photos that moved most.
 The moves are also the noise floor of a decision judged on these photos: a change to the scanner that moves
 the total errors by less than an invisible copy of the photos does cannot be told from luck; ``--models`` scans
 with a candidate's models, so that it can be judged on the copies too.

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -29,10 +29,13 @@ from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.frames import FrameReadings, PositionLook, block_means, merge_reused, still_corners, unchanged
-from scanner.lattice import GOOD_SUPPORT, LatticeFit
 from scanner.patches import Pyramid, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, sector_visibility
+
+if TYPE_CHECKING:  # the lattice stage (scipy's optimiser) loads only when a photo is scanned, as in Scanner.scan
+    from scanner.lattice import LatticeFit
+
 
 @contextmanager
 def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
@@ -286,6 +289,8 @@ def layout_advice(lattice: LatticeFit) -> list[str]:
     may be a lattice of the wrong size or slant: the layout itself, not only some tiles, may be misread (such scans
     hold a large share of the silent sector errors: docs/benchmarks.md, twenty-sixth session).
     """
+    from scanner.lattice import GOOD_SUPPORT
+
     if not lattice.cells or lattice.supported_share >= GOOD_SUPPORT:
         return []
     return [f"Only {lattice.supported_tiles} of the {len(lattice.cells)} tiles found show their edges where the "

@@ -14,16 +14,10 @@ mkdir -p "$dir"
 # The renders' pixels depend on OpenCV's version: warn where it is not the pinned one (benchmarks/constraints.txt).
 python "$(dirname "$0")/library_versions.py" --check > /dev/null
 
-render_once() {  # NAME COUNT SEED [fjords render options]: render unless DIR/NAME already holds COUNT photos
-    local out=$dir/$1 count=$2 seed=$3
-    shift 3
-    if [ "$(find "$out" -name '*.jpg' 2>/dev/null | wc -l)" -lt "$count" ]; then
-        fjords render --count "$count" --seed "$seed" --out "$out" --force "$@" > /dev/null
-    fi
-}
+# shellcheck source=render_once.sh
+. "$(dirname "$0")/render_once.sh"
 
-{ render_once cache900 80 900000; render_once val900200 40 900200; } &
+{ render_once "$dir/cache900" 80 900000; render_once "$dir/val900200" 40 900200; } > /dev/null &
 first=$!
-render_once val900300 80 900300
-render_once pw60b 60 900600 --style patchwork
+{ render_once "$dir/val900300" 80 900300; render_once "$dir/pw60b" 60 900600 --style patchwork; } > /dev/null
 wait "$first"

@@ -20,13 +20,8 @@ mkdir -p "$sets" "$results"
 # The renders' pixels depend on OpenCV's version: record the versions, and warn where they are not the pinned ones.
 python "$here/library_versions.py" --check > "$results/versions.json"
 
-render_once() {  # DIR COUNT SEED [fjords render options]: render unless DIR already holds COUNT photos
-    local dir=$1 count=$2 seed=$3
-    shift 3
-    if [ "$(find "$dir" -name '*.jpg' 2>/dev/null | wc -l)" -lt "$count" ]; then
-        fjords render --count "$count" --seed "$seed" --out "$dir" --force "$@"
-    fi
-}
+# shellcheck source=render_once.sh
+. "$here/render_once.sh"
 
 render_once "$sets/render200" 200 1000000
 render_once "$sets/patchwork40" 40 1400000 --style patchwork

@@ -310,8 +310,9 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
     cells, rises); the first that does not ends the refits. A smaller move is the edges' noise, not a
     correction: kept, such moves let a lattice slide on texture where few edges show, gaining a little support
     at every step. So nothing is refitted when the look's own refit moved the lattice less than that
-    (:attr:`LatticeFit.refit_move`), as on most photos. It runs on the chosen look only because the support it
-    raises is also what tells a look on the real tiles from one on half tiles or every other tile.
+    (:attr:`LatticeFit.refit_move`), as on most photos. It runs on the looks to be read only, after they are
+    chosen (:func:`scanner.looks.find_lattices`), because the support it raises is also what tells a look on the
+    real tiles from one on half tiles or every other tile.
     """
     if fit.refit_move < CONVERGED_MOVE:
         return fit

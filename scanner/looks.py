@@ -11,6 +11,8 @@ of the first look's tiles are supported, the photo is looked at again, shrunk
 further (for close-ups) and cropped to the board (for small boards), and the
 look to keep is chosen by :func:`choose_look`. A first look with only some of
 its tiles supported is kept when another look sees the board at its scale.
+Where no look's tiles sit on edges, :func:`find_lattices` leaves the choice to
+what the reader makes of each look.
 """
 
 from __future__ import annotations
@@ -49,11 +51,28 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
     NoBoardFound
         When the first look finds no board, or no look finds a lattice.
     """
-    return converge(image_bgr, _chosen_look(image_bgr, net, previous))
+    return converge(image_bgr, choose_look(_looks(image_bgr, net, previous)))
 
 
-def _chosen_look(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) -> LatticeFit:
-    """The look :func:`find_lattice` keeps, before its lattice is refitted to convergence."""
+def find_lattices(image_bgr: np.ndarray, net: TileTopNet, *,
+                  previous: LatticeFit | None = None) -> list[LatticeFit]:
+    """The lattices worth reading: :func:`find_lattice`'s, or every look's where no look's tiles sit on edges.
+
+    Where no look has :data:`scanner.lattice.GOOD_SUPPORT` of its tiles supported, the edges cannot tell the
+    real lattice from one of half tiles, every other tile or a wild lens, and neither can the looks' scales
+    alone (:func:`choose_look`); what the reader makes of each can: a lattice off the tiles reads patches
+    that are no sector, which the sector model reads unsure. So every look is returned, first look first,
+    each refitted to convergence, for the reader to keep the one it reads surest
+    (:meth:`scanner.pipeline.Scanner.scan`). Parameters and errors as :func:`find_lattice`'s.
+    """
+    looks = _looks(image_bgr, net, previous)
+    if len(looks) > 1 and not any(fit.supported_share >= GOOD_SUPPORT for fit in looks):
+        return [converge(image_bgr, fit) for fit in looks]
+    return [converge(image_bgr, choose_look(looks))]
+
+
+def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) -> list[LatticeFit]:
+    """The looks taken, first look first: the first alone where it is believed without the others."""
     region = locate_board(image_bgr, net)
     try:
         first: LatticeFit | None = fit_lattice(image_bgr, region, previous=previous)
@@ -63,7 +82,7 @@ def _chosen_look(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | 
     # every such frame the further looks.
     believed = GOOD_SUPPORT if previous is not None else FIRST_LOOK_SUPPORT
     if first is not None and first.supported_share >= believed:
-        return first
+        return [first]
     others = []
     for side in ZOOM_OUT_SIDES:
         others.extend(_look(image_bgr, net, side))
@@ -74,11 +93,11 @@ def _chosen_look(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | 
         others.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE))
     if (first is not None and first.supported_share >= GOOD_SUPPORT
             and any(_same_scale(first, other) for other in others)):
-        return first
+        return [first]
     looks = ([first] if first is not None else []) + others
     if not looks:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
-    return choose_look(looks)
+    return looks
 
 
 def choose_look(looks: list[LatticeFit]) -> LatticeFit:

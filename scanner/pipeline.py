@@ -39,10 +39,10 @@ if TYPE_CHECKING:  # the lattice stage (scipy's optimiser) loads only when a pho
 
 @contextmanager
 def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    """Record the seconds the block takes under ``timings[stage]``."""
+    """Add the seconds the block takes to ``timings[stage]`` (a stage may run more than once per photo)."""
     start = time.perf_counter()
     yield
-    timings[stage] = time.perf_counter() - start
+    timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
 
 
 @dataclass
@@ -143,7 +143,7 @@ class Scanner:
         """
         from scanner.load import fit_within
         from scanner.locate import NoBoardFound
-        from scanner.looks import find_lattice
+        from scanner.looks import find_lattices
         from scanner.quality import check_quality, tile_size_advice
 
         image_bgr, factor = fit_within(image_bgr)
@@ -152,14 +152,12 @@ class Scanner:
         with timed(timings, "quality"):
             report = check_quality(image_bgr)
         with timed(timings, "lattice"):
-            lattice = find_lattice(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
-        height, width = image_bgr.shape[:2]
-        cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
-        readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
-                                 previous=previous.readings if previous else None)
-        evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
-        with timed(timings, "assemble"):
-            board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+            lattices = find_lattices(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
+        # Where the looks' edges could not choose among their lattices (scanner.looks.find_lattices), the one
+        # read surest is kept: a lattice off the tiles reads patches that are no sector.
+        reads = [self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
+                                    file=file, timings=timings) for lattice in lattices]
+        lattice, readings, evidence, board = max(reads, key=lambda read: mean_tile_confidence(read[3]))
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
@@ -168,6 +166,19 @@ class Scanner:
                   + doubtful_advice(board) + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
+
+    def _read_lattice(self, image_bgr: np.ndarray, lattice: LatticeFit, *, previous: ScanResult | None,
+                      scale: float, original_size: tuple[int, int] | None, file: str | None,
+                      timings: dict[str, float]) -> tuple[LatticeFit, FrameReadings, dict, Board]:
+        """Classify and decode the tiles of one lattice of the photo (:meth:`scan`)."""
+        height, width = image_bgr.shape[:2]
+        cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
+        readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
+                                 previous=previous.readings if previous else None)
+        evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
+        with timed(timings, "assemble"):
+            board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+        return lattice, readings, evidence, board
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
              original_size: tuple[int, int] | None = None, file: str | None = None,
@@ -280,6 +291,12 @@ def _in_original(reading, scale: float):
         return reading
     return replace(reading, base_px=tuple(v / scale for v in reading.base_px),
                    top_px=tuple(v / scale for v in reading.top_px))
+
+
+def mean_tile_confidence(board: Board) -> float:
+    """Mean of the tiles' confidences (the chance their twelve sectors all read right); 0 without tiles."""
+    confidences = [tile.extra.get("confidence", 0.0) for tile in board.tiles.values()]
+    return float(np.mean(confidences)) if confidences else 0.0
 
 
 def layout_advice(lattice: LatticeFit) -> list[str]:

@@ -72,6 +72,18 @@ def test_full_scan_finds_and_reads_the_board(scanner, render):
     assert c.correct_sectors >= 0.75 * c.total_sectors
 
 
+def test_of_lattices_the_edges_cannot_choose_the_one_read_surest_is_kept(scanner, render, monkeypatch):
+    """A lattice shifted by half a tile reads patches that are no sector: it must lose whichever comes first."""
+    import scanner.looks as looks
+
+    true_fit = scanner.scan(render.image).lattice
+    shift = np.array([true_fit.tile_radius_px * 0.87, 0.0])
+    off = true_fit.translated(tuple(shift))
+    for lattices in ([off, true_fit], [true_fit, off]):
+        monkeypatch.setattr(looks, "find_lattices", lambda *args, found=lattices, **kwargs: found)
+        assert scanner.scan(render.image).lattice is true_fit
+
+
 def test_previous_frame_is_accepted(scanner, render):
     first = scanner.scan(render.image)
     second = scanner.scan(render.image, previous=first)

@@ -11,8 +11,9 @@ of the first look's tiles are supported, the photo is looked at again, shrunk
 further (for close-ups) and cropped to the board (for small boards), and the
 look to keep is chosen by :func:`choose_look`. A first look with only some of
 its tiles supported is kept when another look sees the board at its scale.
-Where no look's tiles sit on edges, :func:`find_lattices` leaves the choice to
-what the reader makes of each look.
+Where the first look is not believed, :func:`find_lattices` leaves the choice
+among the looks to what the reader makes of each (:func:`find_lattice` keeps
+:func:`choose_look`'s, for the geometry benchmarks).
 """
 
 from __future__ import annotations
@@ -56,19 +57,18 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
 
 def find_lattices(image_bgr: np.ndarray, net: TileTopNet, *,
                   previous: LatticeFit | None = None) -> list[LatticeFit]:
-    """The lattices worth reading: :func:`find_lattice`'s, or every look's where no look's tiles sit on edges.
+    """The lattices worth reading: the first look's where it is believed, otherwise every look's.
 
-    Where no look has :data:`scanner.lattice.GOOD_SUPPORT` of its tiles supported, the edges cannot tell the
-    real lattice from one of half tiles, every other tile or a wild lens, and neither can the looks' scales
-    alone (:func:`choose_look`); what the reader makes of each can: a lattice off the tiles reads patches
-    that are no sector, which the sector model reads unsure. So every look is returned, first look first,
-    each refitted to convergence, for the reader to keep the one it reads surest
-    (:meth:`scanner.pipeline.Scanner.scan`). Parameters and errors as :func:`find_lattice`'s.
+    The first look alone is returned where :func:`find_lattice` keeps it without choosing (enough of its tiles
+    on edges, or some and another look at its scale). Otherwise the edges judge the looks poorly: where no look
+    has :data:`scanner.lattice.GOOD_SUPPORT` of its tiles supported they cannot tell the real lattice from one of
+    half tiles, every other tile or a wild lens, and a lattice at the wrong scale can find a fifth of its tiles'
+    edges on a busy print. What the reader makes of each look can: a lattice off the tiles cuts patches that are
+    no sector, which the sector model reads unsure. So every look is returned, first look first, each refitted
+    to convergence, for the reader to keep the one it reads surest (:meth:`scanner.pipeline.Scanner.scan`).
+    Parameters and errors as :func:`find_lattice`'s.
     """
-    looks = _looks(image_bgr, net, previous)
-    if len(looks) > 1 and not any(fit.supported_share >= GOOD_SUPPORT for fit in looks):
-        return [converge(image_bgr, fit) for fit in looks]
-    return [converge(image_bgr, choose_look(looks))]
+    return [converge(image_bgr, fit) for fit in _looks(image_bgr, net, previous)]
 
 
 def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) -> list[LatticeFit]:

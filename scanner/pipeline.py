@@ -153,8 +153,8 @@ class Scanner:
             report = check_quality(image_bgr)
         with timed(timings, "lattice"):
             lattices = find_lattices(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
-        # Where the looks' edges could not choose among their lattices (scanner.looks.find_lattices), the one
-        # read surest is kept: a lattice off the tiles reads patches that are no sector.
+        # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
+        # the one read surest kept: a lattice off the tiles reads patches that are no sector.
         reads = [self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
                                     file=file, timings=timings) for lattice in lattices]
         lattice, readings, evidence, board = max(reads, key=lambda read: mean_tile_confidence(read[3]))

@@ -15,6 +15,7 @@ _EXPORTS = {
     "locate_board": "scanner.locate",
     "fit_lattice": "scanner.lattice",
     "find_lattice": "scanner.looks",
+    "find_lattices": "scanner.looks",
     "LatticeFit": "scanner.lattice",
     "CellGeometry": "scanner.lattice",
 }

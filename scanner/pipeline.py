@@ -154,9 +154,10 @@ class Scanner:
         with timed(timings, "lattice"):
             lattices = find_lattices(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
         # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
-        # the one read surest kept: a lattice off the tiles reads patches that are no sector.
-        reads = [self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
-                                    file=file, timings=timings) for lattice in lattices]
+        # the one read surest kept: a lattice off the tiles reads patches that are no sector. Read one at a time,
+        # so that no more than two readings are held.
+        reads = (self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
+                                    file=file, timings=timings) for lattice in lattices)
         lattice, readings, evidence, board = max(reads, key=lambda read: mean_tile_confidence(read[3]))
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "

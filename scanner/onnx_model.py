@@ -10,6 +10,8 @@ import numpy as np
 from fjords.errors import FjordsError
 
 DEFAULT_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+#: Most samples given to a model in one run (see :meth:`OnnxModel.run`).
+MAX_BATCH = 64
 
 
 class ModelMissingError(FjordsError):
@@ -41,4 +43,13 @@ class OnnxModel:
         self.version = f"{path.stem}-{hashlib.sha256(data).hexdigest()[:12]}"
 
     def run(self, x: np.ndarray) -> list[np.ndarray]:
-        return self.session.run(None, {self.input_name: np.ascontiguousarray(x, dtype=np.float32)})
+        """The model's outputs for the batch ``x``, run :data:`MAX_BATCH` samples at a time.
+
+        ONNX Runtime keeps the working memory of the largest batch it has run for the life of the session,
+        so one scan of a lattice of many tiles (a wrong look's lattice of 120 half tiles is read too, see
+        :func:`scanner.looks.find_lattices`) would raise the memory of every scan after it.
+        """
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        runs = [self.session.run(None, {self.input_name: x[start:start + MAX_BATCH]})
+                for start in range(0, max(len(x), 1), MAX_BATCH)]
+        return runs[0] if len(runs) == 1 else [np.concatenate(outputs) for outputs in zip(*runs)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import pytest
@@ -131,12 +130,3 @@ def test_territory_unchanged_by_rotation_and_translation(seed, settlers, k, dq, 
     expected = moved_territory(territory(board), lambda h: h)
     assert moved_territory(territory(board.rotated(k)), lambda h: h.rotated(-k)) == expected
     assert moved_territory(territory(board.translated(dq, dr)), lambda h: h.translated(-dq, -dr)) == expected
-
-
-def test_territory_is_fast():
-    board = random_position(7, radius=4, houses=4, settlers=12, players=("red", "blue", "green", "black"))
-    territory(board)
-    start = time.perf_counter()
-    for _ in range(10):
-        territory(board)
-    assert (time.perf_counter() - start) / 10 < 0.02  # target 2 ms; loose for a loaded CI machine

@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 
 from fjords.board import Board
+from fjords.boardjson import read_board_file
 from fjords.compare import compare
 from fjords.errors import FjordsError
 from fjords_cli.eval_command import find_photos
@@ -88,7 +89,7 @@ def measure(photos: list[Path], scanner: Scanner, sigma: float) -> dict:
     """
     rows = []
     for photo in photos:
-        truth = Board.from_json(json.loads(photo.with_suffix(".json").read_text()))
+        truth = read_board_file(str(photo.with_suffix(".json")))
         loaded = load_image(photo)
         scans = {}
         for label, image in {"photo": loaded.image_bgr, **copies(loaded.image_bgr, photo.name, sigma)}.items():

@@ -77,8 +77,7 @@ def test_of_lattices_the_edges_cannot_choose_the_one_read_surest_is_kept(scanner
     import scanner.looks as looks
 
     true_fit = scanner.scan(render.image).lattice
-    shift = np.array([true_fit.tile_radius_px * 0.87, 0.0])
-    off = true_fit.translated(tuple(shift))
+    off = true_fit.translated((true_fit.tile_radius_px * 0.87, 0.0))
     for lattices in ([off, true_fit], [true_fit, off]):
         monkeypatch.setattr(looks, "find_lattices", lambda *args, found=lattices, **kwargs: found)
         assert scanner.scan(render.image).lattice is true_fit

@@ -6,7 +6,7 @@
 # Renders the held-out sets into SETS_DIR where they are missing (the 200 renders of seeds
 # 1,000,000-1,000,199, 40 bold prints of seeds 1,400,000-1,400,039 and the three held-out calibration
 # copies; about 12 min on 2 cores), then
-# writes one JSON per benchmark into RESULTS_DIR (about 35 min on 2 cores). DEV_DIR defaults to
+# writes one JSON per benchmark into RESULTS_DIR (25-35 min on 2 cores, by machine). DEV_DIR defaults to
 # ../shared/photos/dev. RESULTS_DIR/versions.json records the libraries' versions (the figures of
 # docs/benchmarks.md need those of benchmarks/constraints.txt). Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
 set -euo pipefail

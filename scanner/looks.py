@@ -9,11 +9,10 @@ lattice that lies on the real tiles has its tiles' edges where the tiles'
 edges are (:attr:`scanner.lattice.LatticeFit.supported_share`), so when too few
 of the first look's tiles are supported, the photo is looked at again, shrunk
 further (for close-ups) and cropped to the board (for small boards), and the
-look to keep is chosen by :func:`choose_look`. A first look with only some of
-its tiles supported is kept when another look sees the board at its scale.
-Where the first look is not believed, :func:`find_lattices` leaves the choice
-among the looks to what the reader makes of each (:func:`find_lattice` keeps
-:func:`choose_look`'s, for the geometry benchmarks).
+look to keep is chosen by :func:`choose_look`. Where the first look is not
+believed, :func:`find_lattices` leaves the choice among the looks to what the
+reader makes of each (:func:`find_lattice` keeps :func:`choose_look`'s, for the
+geometry benchmarks).
 """
 
 from __future__ import annotations
@@ -31,10 +30,10 @@ CROP_MARGIN = 0.15
 CROP_MAX_AREA = 0.5
 #: Two looks whose tiles' radii differ by less than this share see the board at the same scale.
 SAME_SCALE = 0.15
-#: Share of supported tiles at which a photo's first look is kept without looking again. Below it (but at
-#: GOOD_SUPPORT or more) the first look is kept only when another look sees the board at the same scale: a
-#: lattice at the wrong scale can find a fifth of its tiles' edges on a busy print (models/README.md).
-FIRST_LOOK_SUPPORT = 0.3
+#: Share of supported tiles at which a photo's first look is kept without looking again. Below it every look is
+#: read against the first: a lattice at the wrong scale can find a fifth of its tiles' edges on a busy print, and
+#: a look at the right scale with a third of them was often read worse than another look (models/README.md).
+FIRST_LOOK_SUPPORT = 0.5
 
 
 def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit | None = None) -> LatticeFit:
@@ -59,8 +58,8 @@ def find_lattices(image_bgr: np.ndarray, net: TileTopNet, *,
                   previous: LatticeFit | None = None) -> list[LatticeFit]:
     """The lattices worth reading: the first look's where it is believed, otherwise every look's.
 
-    The first look alone is returned where :func:`find_lattice` keeps it without choosing (enough of its tiles
-    on edges, or some and another look at its scale). Otherwise the edges judge the looks poorly: where no look
+    The first look alone is returned where :func:`find_lattice` keeps it without choosing (half its tiles on
+    edges, :data:`FIRST_LOOK_SUPPORT`). Otherwise the edges judge the looks poorly: where no look
     has :data:`scanner.lattice.GOOD_SUPPORT` of its tiles supported they cannot tell the real lattice from one of
     half tiles, every other tile or a wild lens, and a lattice at the wrong scale can find a fifth of its tiles'
     edges on a busy print. What the reader makes of each look can: a lattice off the tiles cuts patches that are
@@ -91,9 +90,6 @@ def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) 
         x0, y0, x1, y1 = box
         crop = np.ascontiguousarray(image_bgr[y0:y1, x0:x1])
         others.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE))
-    if (first is not None and first.supported_share >= GOOD_SUPPORT
-            and any(_same_scale(first, other) for other in others)):
-        return [first]
     looks = ([first] if first is not None else []) + others
     if not looks:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")

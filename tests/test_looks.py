@@ -84,12 +84,14 @@ def test_a_well_supported_first_look_is_kept_alone(fake_looks):
     assert len(calls) == 1
 
 
-def test_a_modestly_supported_first_look_is_kept_when_another_look_sees_its_scale(fake_looks):
+def test_a_modestly_supported_first_look_is_read_against_the_others_even_where_another_sees_its_scale(fake_looks):
     net_fits, calls = fake_looks
     net_fits.update({(512, True): make_fit(40, 10), (384, True): make_fit(12, 10, radius=32.0),
                      (256, True): make_fit(5, 0, radius=60.0), (512, False): make_fit(20, 4, radius=31.0)})
-    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(512, True)]
-    assert len(calls) == 4  # every look was taken to check the first one's scale
+    found = looks.find_lattices(np.zeros((600, 800, 3), np.uint8), None)
+    assert found[:3] == [net_fits[(512, True)], net_fits[(384, True)], net_fits[(256, True)]] and len(found) == 4
+    # Without a reading, the look with the most supported tiles (then the larger share of them) is kept.
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(384, True)]
 
 
 def test_a_modestly_supported_first_look_at_a_scale_no_other_look_sees_is_replaced(fake_looks):
@@ -137,9 +139,11 @@ def test_a_believed_first_look_is_the_only_lattice_read(fake_looks):
     net_fits, _ = fake_looks
     net_fits[(512, True)] = make_fit(10, 9)
     assert looks.find_lattices(np.zeros((600, 800, 3), np.uint8), None) == [net_fits[(512, True)]]
-    net_fits.update({(512, True): make_fit(40, 10), (384, True): make_fit(12, 10, radius=32.0),
+    net_fits.update({(512, True): make_fit(40, 20), (384, True): make_fit(12, 10, radius=32.0),
                      (256, True): make_fit(5, 0, radius=60.0), (512, False): make_fit(20, 4, radius=31.0)})
     assert looks.find_lattices(np.zeros((600, 800, 3), np.uint8), None) == [net_fits[(512, True)]]
+    net_fits[(512, True)] = make_fit(40, 19)  # just under half its tiles on edges
+    assert len(looks.find_lattices(np.zeros((600, 800, 3), np.uint8), None)) == 4
 
 
 def test_no_board_in_any_look(monkeypatch):

@@ -208,8 +208,17 @@ def fit_model(board_pts: np.ndarray, image_pts: np.ndarray, image_size: tuple[in
     return LatticeModel(homography / homography[2, 2], float(k1), initial.centre, norm)
 
 
+#: A homography whose last entry is this small against its largest sends the board's origin (nearly) to infinity.
+DEGENERATE_SCALE = 1e-9
+
+
 def direct_homography(board_pts: np.ndarray, image_pts: np.ndarray) -> np.ndarray:
-    """Normalised DLT homography (least squares, no distortion); affine when points are few."""
+    """Normalised DLT homography (least squares, no distortion); affine when points are few.
+
+    Points that fit no view of a plane (the least-squares map sends the board's origin to infinity, as a
+    lattice hypothesis grown onto wrong centres can) give a matrix of NaN (:data:`DEGENERATE_SCALE`) instead
+    of a division by zero: callers test for it with ``np.isfinite``.
+    """
     board_pts = np.asarray(board_pts, dtype=np.float64).reshape(-1, 2)
     image_pts = np.asarray(image_pts, dtype=np.float64).reshape(-1, 2)
     if len(board_pts) < 4:
@@ -223,6 +232,8 @@ def direct_homography(board_pts: np.ndarray, image_pts: np.ndarray) -> np.ndarra
                      np.stack([zero, zero, zero, x, y, one, -v * x, -v * y, -v], axis=-1)], axis=1)
     _, _, vt = np.linalg.svd(rows.reshape(-1, 9))
     h = np.linalg.inv(ti) @ vt[-1].reshape(3, 3) @ tb
+    if abs(h[2, 2]) <= DEGENERATE_SCALE * np.abs(h).max():
+        return np.full((3, 3), np.nan)
     return h / h[2, 2]
 
 

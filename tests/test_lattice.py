@@ -491,3 +491,19 @@ def test_rectify_reads_the_part_of_the_photo_as_the_whole_photo_would(centre, sc
     whole = cv2.remap(source, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     assert np.array_equal(rectified, whole.reshape(rectified.shape))
     assert (origin == low).all() and inside.any()
+
+
+def test_points_that_fit_no_view_of_the_table_give_no_homography_and_no_warning():
+    """A least-squares map that sends the board's origin to infinity is marked NaN, not divided by zero."""
+    import warnings
+
+    from scanner.lattice_model import direct_homography
+
+    board = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, -1.0], [1.5, 2.0], [2.5, -2.0], [4.0, 0.5]])
+    image = np.stack([np.ones(len(board)), board[:, 1] / board[:, 0]], axis=1)  # (x, y) -> (1, y / x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        h = direct_homography(board, image)
+    assert np.isnan(h).all()
+    ordinary = direct_homography(board, board * 30.0 + 100.0)
+    assert np.allclose(ordinary, [[30.0, 0.0, 100.0], [0.0, 30.0, 100.0], [0.0, 0.0, 1.0]])

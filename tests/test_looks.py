@@ -85,7 +85,7 @@ def test_a_well_supported_first_look_is_kept_alone(fake_looks):
 
 
 def test_a_modestly_supported_first_look_is_read_against_the_others_even_where_another_sees_its_scale(fake_looks):
-    net_fits, calls = fake_looks
+    net_fits, _ = fake_looks
     net_fits.update({(512, True): make_fit(40, 10), (384, True): make_fit(12, 10, radius=32.0),
                      (256, True): make_fit(5, 0, radius=60.0), (512, False): make_fit(20, 4, radius=31.0)})
     found = looks.find_lattices(np.zeros((600, 800, 3), np.uint8), None)

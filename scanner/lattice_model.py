@@ -29,6 +29,8 @@ UNIT_CORNERS = np.array([(math.cos(math.radians(corner_angle(k))), -math.sin(mat
                          for k in range(6)])
 #: Fewest tiles whose centres (or edges) are trusted to measure the lens's barrel distortion ``k1``.
 MIN_LENS_TILES = 12
+#: A homography whose last entry is this small against its largest sends the board's origin (nearly) to infinity.
+DEGENERATE_SCALE = 1e-9
 #: Board-plane step of each lattice direction ``d``.
 DIRECTION_STEPS = np.array([(SQRT3 * (dq + dr / 2.0), 1.5 * dr) for dq, dr in
                             ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))])
@@ -206,10 +208,6 @@ def fit_model(board_pts: np.ndarray, image_pts: np.ndarray, image_size: tuple[in
     h, k1 = unpack(solution.x)
     homography = np.linalg.inv(to_image) @ h @ np.linalg.inv(to_board)
     return LatticeModel(homography / homography[2, 2], float(k1), initial.centre, norm)
-
-
-#: A homography whose last entry is this small against its largest sends the board's origin (nearly) to infinity.
-DEGENERATE_SCALE = 1e-9
 
 
 def direct_homography(board_pts: np.ndarray, image_pts: np.ndarray) -> np.ndarray:

@@ -88,9 +88,11 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
             cv2.polylines(out, [pts], True, (255, 255, 255), 1, cv2.LINE_AA)
         else:
             _dashed_polygon(out, corners, TERRAIN_BGR["?"], max(2, int(radius / 25)), max(4.0, radius / 8))
+        told = set(tile.extra.get("inferred_sectors", ()))
         for i in range(SECTORS):
             at = sector_triangle(corners, i).mean(axis=0) * 0.4 + sector_triangle(corners, i)[1:].mean(axis=0) * 0.6
-            _text(out, tile.terrain[i], at, font * 0.8)
+            # Lower case: a letter the edge rule gave a sector the photo does not show.
+            _text(out, tile.terrain[i].lower() if i in told else tile.terrain[i], at, font * 0.8)
         player = owner.get((tile.hex.q, tile.hex.r))
         if player is not None:
             _text(out, letters.get(player, "?").lower(), corners.mean(axis=0), font * 1.2, (255, 255, 255), 2)
@@ -163,8 +165,8 @@ def _hatch(image: np.ndarray, corners: np.ndarray) -> None:
 
 def _legend(image: np.ndarray, board: Board, letters: Mapping[str, str], score: Mapping[str, int]) -> None:
     lines = [f"{letters[p]} = {p}: {score.get(p, 0)} pt" for p in letters]
-    lines.append("S sea  M mountain  P plain  ? unread  hatched: contested")
-    lines.append("square house  circle settler  triangle rune")
+    lines.append("S sea  M mountain  P plain  ? unread  s m p: hidden, told by the edge beside it")
+    lines.append("square house  circle settler  triangle rune  hatched: contested")
     scale = max(0.5, image.shape[1] / 1600)
     height = int(32 * scale)
     width = int(max(cv2.getTextSize(t, FONT, scale, 1)[0][0] for t in lines) + 20)

@@ -164,7 +164,7 @@ class Scanner:
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(lattice) + unread_advice(board)
-                  + doubtful_advice(board) + palette_advice(board, self.calibration))
+                  + inferred_advice(board) + doubtful_advice(board) + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 
@@ -324,6 +324,17 @@ def unread_advice(board: Board) -> list[str]:
     cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in unsure])
     return [f"{len(unsure)} tile(s) not read with certainty ({cells}): check them, or retake the photo "
             "from straight above without hands or glare over the board."]
+
+
+def inferred_advice(board: Board) -> list[str]:
+    """One sentence about sectors the photo does not show that the edge rule filled in, if any."""
+    told = [t for t in board.tiles.values() if t.extra.get("inferred_sectors")]
+    if not told:
+        return []
+    count = sum(len(t.extra["inferred_sectors"]) for t in told)
+    cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in told])
+    return [f"{count} sector(s) hidden under a hand or a piece, or outside the photo, were filled in from the "
+            f"matching edge of the tile beside them ({cells}): check them if a tile there may be laid wrong."]
 
 
 def doubtful_advice(board: Board) -> list[str]:

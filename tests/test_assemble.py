@@ -120,11 +120,43 @@ def test_visible_tile_showing_no_tile_top_is_left_out():
     assert set(board.tiles) == {A}
 
 
-def test_hidden_tile_is_kept_with_every_sector_unknown():
+def test_hidden_tile_is_kept_with_only_the_edge_beside_a_seen_tile_read():
+    """B, under a hand, faces seen tile A along its edge 3 (sectors 6, 7): the edge rule tells those two,
+    listed as told, and nothing else of B is guessed."""
     hidden = TileEvidence(B, np.full((SECTORS, 3), 1 / 3), np.zeros(SECTORS), CORNERS, 0.0)
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: hidden})
-    assert board.tiles[B].terrain == "?" * SECTORS
+    assert board.tiles[B].terrain == "??????PP????"
+    assert board.tiles[B].extra["inferred_sectors"] == [6, 7]
     assert board.tiles[A].terrain == "P" * SECTORS
+    assert "inferred_sectors" not in board.tiles[A].extra
+
+
+def test_without_inference_a_hidden_tile_keeps_every_sector_unknown():
+    hidden = TileEvidence(B, np.full((SECTORS, 3), 1 / 3), np.zeros(SECTORS), CORNERS, 0.0)
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: hidden}, settings=DecodeSettings(infer_hidden=False))
+    assert board.tiles[B].terrain == "?" * SECTORS
+    assert "inferred_sectors" not in board.tiles[B].extra
+
+
+def test_a_sector_under_a_piece_takes_the_letter_of_the_seen_sector_facing_it():
+    """A's sector 1 is covered (by a piece, say) and faces B's sea sector 6; A's sector 0 faces B's
+    sector 7, covered too: two unseen sectors facing each other tell each other nothing."""
+    a_visible, b_visible = np.ones(SECTORS), np.ones(SECTORS)
+    a_visible[[0, 1]] = 0.0
+    b_visible[7] = 0.0
+    b = sure("PPPPPPSSPPPP")
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP"), visible=a_visible), B: evidence(B, b, visible=b_visible)},
+                     settings=DecodeSettings(switch=2 / 3))
+    assert board.tiles[A].terrain[:2] == "?S"
+    assert board.tiles[A].extra["inferred_sectors"] == [1]
+
+
+def test_an_unseen_sector_facing_an_unsure_one_stays_unknown():
+    b = sure("PPPPPPPPPPPP")
+    b[6] = [0.5, 0.0, 0.5]
+    hidden = TileEvidence(A, np.full((SECTORS, 3), 1 / 3), np.zeros(SECTORS), CORNERS, 0.0)
+    board = assemble({A: hidden, B: evidence(B, b)}, settings=DecodeSettings(switch=2 / 3))
+    assert board.tiles[A].terrain == "P" + "?" * 11  # sector 0 faces B's sure 7; sector 1 faces B's unsure 6
 
 
 @pytest.mark.parametrize("lattice_visible, kept", [(0.1, True), (0.3, False), (0.45, False)])
@@ -138,8 +170,8 @@ def test_a_tile_of_which_nothing_reads_is_kept_only_when_hidden(lattice_visible,
     tile = TileEvidence(B, sure("SSSSSSSSSSSS"), faint, CORNERS, lattice_visible)
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), B: tile}, settings=settings)
     assert (B in board.tiles) == kept
-    if kept:
-        assert board.tiles[B].terrain == "?" * SECTORS
+    if kept:  # read where it faces A's seen edge, unread elsewhere
+        assert board.tiles[B].terrain == "??????PP????"
 
 
 def test_a_piece_whose_base_lies_outside_the_tile_is_not_its_piece():

@@ -1,20 +1,20 @@
-"""The overlay and the advice show pieces too doubtful to count."""
+"""The overlay and the advice show pieces too doubtful to count, and sectors the edge rule told."""
 
 import numpy as np
 
 from fjords.board import Board, Tile
 from fjords.geometry import Hex
 from scanner.overlay import TERRAIN_BGR, draw_overlay
-from scanner.pipeline import doubtful_advice
+from scanner.pipeline import doubtful_advice, inferred_advice
 
 DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "confidence": 0.3,
             "base_px": [100.0, 80.0]}
 
 
-def _board(doubtful: list) -> Board:
+def _board(doubtful: list, told: tuple[int, ...] = ()) -> Board:
     corners = [[100 + 50 * np.cos(np.radians(30 + 60 * k)), 80 - 50 * np.sin(np.radians(30 + 60 * k))]
                for k in range(6)]
-    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners})
+    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners, **({"inferred_sectors": list(told)} if told else {})})
     extra = {"image": {"width": 200, "height": 160}}
     if doubtful:
         extra["doubtful_pieces"] = doubtful
@@ -35,3 +35,14 @@ def test_doubtful_pieces_are_named_in_the_advice():
     (sentence,) = doubtful_advice(_board([DOUBTFUL, dict(DOUBTFUL, q=1, player=None, kind="runestone")]))
     assert sentence.startswith("2 possible piece(s) not counted")
     assert "red settler at (0,0)" in sentence and "runestone at (1,0)" in sentence
+
+
+def test_a_told_sector_is_drawn_in_lower_case_and_named_in_the_advice():
+    image = np.full((160, 200, 3), 128, np.uint8)
+    plain, told = draw_overlay(image, _board([])), draw_overlay(image, _board([], told=(0, 1)))
+    changed = np.any(plain != told, axis=2)
+    ys, xs = np.nonzero(changed)
+    assert changed.sum() > 5 and xs.mean() > 100  # sectors 0 and 1 lie east of the centre
+    assert inferred_advice(_board([])) == []
+    (sentence,) = inferred_advice(_board([], told=(0, 1)))
+    assert sentence.startswith("2 sector(s) hidden") and "(0,0)" in sentence

@@ -127,8 +127,8 @@ class DecodeSettings:
         it across its edge is seen on a neighbouring tile and the posterior (which already
         holds that neighbour's reading) reaches ``unsure``. Such sectors are listed in the
         tile's ``inferred_sectors``; a tile of which the photo itself reads nothing is still
-        left out as a tile look (``max_unread_visible``). On renders of new seeds it set
-        235 sectors right and 23 wrong in 200 boards (models/README.md).
+        left out as a tile look (``max_unread_visible``). On 200 renders of new seeds it read
+        235 more sectors right and made 23 more silent sector errors (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -250,17 +250,17 @@ def inferred_extra(terrain: str, visible: np.ndarray, settings: DecodeSettings) 
 
 
 def terrain_string(posterior: np.ndarray, visible: np.ndarray, settings: DecodeSettings,
-                   facing_seen: np.ndarray | None = None) -> tuple[str, float]:
+                   told: np.ndarray | None = None) -> tuple[str, float]:
     """Twelve letters (``?`` where unsure or unseen) and the tile's confidence, to the 4 digits reported.
 
-    An unseen sector whose facing sector across the edge is seen (``facing_seen``) takes its
+    An unseen sector whose facing sector across the edge is seen (``told``, :func:`facing_seen`) takes its
     posterior's letter when sure enough: the edge rule, not the photo, tells it (see
     :class:`DecodeSettings`, ``infer_hidden``).
     The piece confidence uses the reported tile confidences, as it was fitted on them.
     """
     best = posterior.argmax(axis=1)
     confidence = posterior.max(axis=1)
-    told = np.zeros(SECTORS, bool) if facing_seen is None else np.asarray(facing_seen, bool)
+    told = np.zeros(SECTORS, bool) if told is None else np.asarray(told, bool)
     letters = [UNKNOWN if confidence[i] < settings.unsure or (visible[i] < settings.min_sector_visible and not told[i])
                else TERRAINS[best[i]] for i in range(SECTORS)]
     return "".join(letters), round(float(np.prod(confidence)), 4)

@@ -14,7 +14,8 @@ DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "co
 def _board(doubtful: list, told: tuple[int, ...] = ()) -> Board:
     corners = [[100 + 50 * np.cos(np.radians(30 + 60 * k)), 80 - 50 * np.sin(np.radians(30 + 60 * k))]
                for k in range(6)]
-    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners, **({"inferred_sectors": list(told)} if told else {})})
+    told_extra = {"inferred_sectors": list(told)} if told else {}
+    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners, **told_extra})
     extra = {"image": {"width": 200, "height": 160}}
     if doubtful:
         extra["doubtful_pieces"] = doubtful

@@ -45,6 +45,9 @@ class TileStyle:
     side: tuple[float, float, float] = (0.35, 0.38, 0.42)  # colour of the cardboard's cut edge
     ink: tuple[float, float, float] | None = None     # outline drawn around every terrain region
     crops: tuple[tuple[float, float, float], ...] = ()  # opaque field colours of their own (bold prints only)
+    relief: bool = True          # mountains hill-shaded (False: flat colour, as a printed map)
+    peaks: float = 0.5           # chance that a tile's mountains carry drawn peak glyphs
+    glyph_scale: float = 1.0     # size of those glyphs; a print of smaller ones draws more of them
 
 
 def _hsv(h: float, s: float, v: float) -> tuple[float, float, float]:
@@ -67,11 +70,13 @@ _FAMILIES = {
                   ink=True),
     "dark": dict(sat=(0.4, 0.65), val=(0.35, 0.55), wiggle=1.0, detail=0.8, coast=0.6, border=0.5, gloss=0.2),
     "patchwork": dict(sat=(0.6, 0.95), val=(0.7, 0.95), wiggle=1.0, detail=1.0, coast=0.8, border=0.3, gloss=0.05),
+    "map": dict(sat=(0.55, 0.85), val=(0.7, 0.92), wiggle=1.1, detail=0.8, coast=0.8, border=0.2, gloss=0.05),
 }
 STYLES: tuple[str, ...] = tuple(_FAMILIES)
-BOLD_STYLES: tuple[str, ...] = ("patchwork",)
-"""Families of bold prints: fields in opaque colours of their own, flat patches that may look like painted pieces.
-They are drawn only when asked for (``style=``), so that every seed renders as it did before they existed."""
+BOLD_STYLES: tuple[str, ...] = ("patchwork", "map")
+"""Families of bold prints: fields in opaque colours of their own, flat patches that may look like painted pieces;
+``map`` also prints its mountains as a map does, in flat tan or brown with drawn peaks. They are drawn only when
+asked for (``style=``), so that every seed renders as it did before they existed."""
 RANDOM_STYLES: tuple[str, ...] = tuple(s for s in STYLES if s not in BOLD_STYLES)
 """The families a render draws from when no style is given."""
 
@@ -107,6 +112,8 @@ def sample_style(name: str, rng: np.random.Generator) -> TileStyle:
     style = TileStyle(name, palette, wiggle=fam["wiggle"] * rng.uniform(0.7, 1.2),
                       detail=fam["detail"] * rng.uniform(0.6, 1.0), coast=coast, border=border,
                       paper=rng.uniform(0.01, 0.05), gloss=fam["gloss"] * rng.uniform(0.5, 1.0), side=side, ink=ink)
+    if name == "map":
+        return _map(style, rng)
     return _bold(style, rng) if name in BOLD_STYLES else style
 
 
@@ -170,6 +177,20 @@ def terrain_labels(terrain: str, size: int, radius: float, wiggle: float,
     return np.argmax(log_votes, axis=0).astype(np.uint8)
 
 
+def _map(style: TileStyle, rng: np.random.Generator) -> TileStyle:
+    """A printed map's look of ``style``: flat mountains in tan, ochre or brown (more saturated than the other
+    families' greyish rock) strewn with peak glyphs, and opaque ripe fields on the plains, as board-game maps
+    are commonly printed."""
+    rock_h, rock_s, rock_v = rng.uniform(18, 40), rng.uniform(0.2, 0.5), rng.uniform(0.55, 0.85)
+    rock = (_hsv(rock_h, rock_s, rock_v), _hsv(rock_h, rock_s * 0.5, min(1.0, rock_v * 1.25)),
+            _hsv(rock_h, min(1.0, rock_s * 1.3), rock_v * 0.5))
+    crops = tuple(_hsv(rng.uniform(42, 60), rng.uniform(0.5, 0.85), rng.uniform(0.8, 0.97))
+                  for _ in range(int(rng.integers(1, 3))))
+    return replace(style, palette={**style.palette, "M": rock}, crops=crops, relief=False,
+                   peaks=float(rng.uniform(0.7, 1.0)), glyph_scale=float(rng.uniform(0.5, 0.8)),
+                   ink=_ink(rng) if rng.random() < 0.3 else None)
+
+
 def paint_tile(terrain: str, style: TileStyle, radius: float, rng: np.random.Generator) -> tuple[np.ndarray,
                                                                                                     np.ndarray]:
     """The printed top face of one tile.
@@ -214,7 +235,7 @@ def _add_detail(colour: np.ndarray, labels: np.ndarray, pal: np.ndarray, style: 
     """Shallows and waves on sea, fields and trees on plains, ridges and peaks on mountains."""
     _paint_sea(colour, labels == 0, pal[0], style.detail, radius, rng)
     _paint_plains(colour, labels == 2, pal[2], style.detail, radius, rng, style.crops)
-    _paint_mountains(colour, labels == 1, pal[1], style.detail, radius, rng)
+    _paint_mountains(colour, labels == 1, pal[1], style, radius, rng)
 
 
 def _inside(mask: np.ndarray, x: float, y: float) -> bool:
@@ -282,39 +303,43 @@ def _paint_plains(colour, plain, pal, amount, radius, rng, crops=()) -> None:
                            shift=3)
 
 
-def _paint_mountains(colour, mountain, pal, amount, radius, rng) -> None:
+def _paint_mountains(colour, mountain, pal, style: TileStyle, radius, rng) -> None:
     """A hill-shaded relief: rising from the mountain's foot to ridges along its middle, lit from the upper left.
 
     The height is the distance from the foot (so ridges follow the middle of
     each range) roughened by ridged noise; high ground may carry snow; some
-    prints add drawn peaks where the range is wide.
+    prints add drawn peaks where the range has room. A print without
+    ``relief`` keeps the flat colour and draws only the peaks.
     """
+    amount = style.detail
     size = mountain.shape[0]
     room = cv2.distanceTransform(mountain.astype(np.uint8), cv2.DIST_L2, 3)
     if not room.any():
         return
-    ridged = 1.0 - np.abs(0.7 * smooth_noise(rng, (size, size), 6) + 0.3 * smooth_noise(rng, (size, size), 13))
-    height = np.minimum(room / (0.35 * radius), 1.0) ** 0.7 * (0.45 + 0.55 * ridged) * radius * 0.35 * amount
-    gy, gx = np.gradient(height)
-    lambert = (-gx * -0.6 + -gy * -0.6 + 0.55) / np.sqrt(gx * gx + gy * gy + 1.0)  # light from up-left (y down)
-    shade = np.clip(0.45 + lambert / 0.55 * 0.55, 0.45, 1.45)[..., None]
-    rock = colour * shade
-    if rng.random() < 0.45 * amount:
-        top = height > np.quantile(height[mountain], 0.75)
-        rock[top] = rock[top] * 0.3 + np.float32(0.95) * 0.7 * shade[top]
-    colour[mountain] = rock[mountain]
-    if rng.random() < 0.5:
-        _draw_peaks(colour, room, pal, amount, radius, rng)
+    if style.relief:
+        ridged = 1.0 - np.abs(0.7 * smooth_noise(rng, (size, size), 6) + 0.3 * smooth_noise(rng, (size, size), 13))
+        height = np.minimum(room / (0.35 * radius), 1.0) ** 0.7 * (0.45 + 0.55 * ridged) * radius * 0.35 * amount
+        gy, gx = np.gradient(height)
+        lambert = (-gx * -0.6 + -gy * -0.6 + 0.55) / np.sqrt(gx * gx + gy * gy + 1.0)  # light from up-left (y down)
+        shade = np.clip(0.45 + lambert / 0.55 * 0.55, 0.45, 1.45)[..., None]
+        rock = colour * shade
+        if rng.random() < 0.45 * amount:
+            top = height > np.quantile(height[mountain], 0.75)
+            rock[top] = rock[top] * 0.3 + np.float32(0.95) * 0.7 * shade[top]
+        colour[mountain] = rock[mountain]
+    if rng.random() < style.peaks:
+        _draw_peaks(colour, room, pal, amount, radius, rng, style.glyph_scale)
 
 
-def _draw_peaks(colour, room, pal, amount, radius, rng) -> None:
-    """Printed peak glyphs (a lit and a shaded flank) where the range has room for them."""
+def _draw_peaks(colour, room, pal, amount, radius, rng, scale=1.0) -> None:
+    """Printed peak glyphs (a lit and a shaded flank) where the range has room for them; glyphs ``scale`` times
+    the usual size come ``1 / scale²`` times as many."""
     size = room.shape[0]
     lit, dark = _bgr(pal[1]), _bgr(pal[2])
     snow = _bgr(np.full(3, 0.93)) if rng.random() < 0.5 else None
-    for _ in range(int(amount * rng.integers(1, 8))):
+    for _ in range(int(amount * rng.integers(1, 8) / scale ** 2)):
         x, y = rng.uniform(0.15, 0.85, 2) * size
-        h = radius * rng.uniform(0.12, 0.22)
+        h = radius * rng.uniform(0.12, 0.22) * scale
         if not _inside(room, x, y) or room[int(y), int(x)] < h * 0.8:
             continue
         w = h * rng.uniform(0.6, 0.9)

@@ -422,10 +422,32 @@ def export_onnx(model, example, path: str | Path, output_names: list[str]) -> No
                           opset_version=17, dynamo=False)
 
 
+def average_onnx(start: str | Path, tuned: str | Path, weight: float, out: str | Path) -> None:
+    """Write the model whose weights are ``(1 − weight)·start + weight·tuned`` (a weight-space ensemble).
+
+    ``tuned`` must be fine-tuned from ``start`` (same graph, same weight names): interpolating between a model and
+    its fine-tuned self keeps much of what the start read well and of what the fine-tuning gained (WiSE-FT,
+    Wortsman et al. 2022). Integer tensors (shapes) are the start's.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    model, other = onnx.load(str(start)), onnx.load(str(tuned))
+    tuned_weights = {init.name: numpy_helper.to_array(init) for init in other.graph.initializer}
+    if sorted(tuned_weights) != sorted(init.name for init in model.graph.initializer):
+        raise ValueError(f"{tuned} is not a fine-tuned {start}: their weights differ in name")
+    for init in model.graph.initializer:
+        value = numpy_helper.to_array(init)
+        if value.dtype.kind == "f":
+            mixed = (1.0 - weight) * value + weight * tuned_weights[init.name]
+            init.CopyFrom(numpy_helper.from_array(mixed.astype(value.dtype), init.name))
+    onnx.save(model, str(out))
+
+
 def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps: int, batch: int,
                keeps_answers: bool = False, train_options: Mapping[str, dict] | None = None,
                argv: list[str] | None = None) -> int:
-    """The ``train`` / ``evaluate`` command line of a reading stage's model.
+    """The ``train`` / ``evaluate`` / ``average`` command line of a reading stage's model.
 
     ``keeps_answers``: ``train`` takes ``keep``, the weight of the resumed model's answers (``--keep``).
     ``train_options``: more options of ``train`` (flag → ``add_argument`` keywords), passed to it by name.
@@ -451,6 +473,11 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
     p_eval = sub.add_parser("evaluate", help="accuracy and calibration on held-out samples")
     p_eval.add_argument("--data", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
+    p_average = sub.add_parser("average", help="interpolate the weights of a model and its fine-tuned self")
+    p_average.add_argument("start", type=Path, help="the model fine-tuning started from (ONNX)")
+    p_average.add_argument("tuned", type=Path, help="the fine-tuned model (ONNX)")
+    p_average.add_argument("--weight", type=float, default=0.5, help="share of the fine-tuned weights (default 0.5)")
+    p_average.add_argument("--out", type=Path, default=DEFAULT_MODELS_DIR / model_file)
     args = parser.parse_args(argv)
     if keeps_answers and args.action == "train" and args.keep and not args.resume:
         parser.error("--keep needs --resume: the answers to keep are the resumed model's")
@@ -459,6 +486,9 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
         more = {name: getattr(args, name) for name in more_names}
         train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr, **kept,
               **more)
+    elif args.action == "average":
+        average_onnx(args.start, args.tuned, args.weight, args.out)
+        print(f"wrote {args.out}")
     else:
         for key, value in evaluate(args.data, args.models).items():
             print(f"{key:36s} {value:.6g}")

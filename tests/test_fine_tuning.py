@@ -90,3 +90,38 @@ def test_moved_windows_keep_their_content_and_move_it():
     assert torch.allclose(moved.sum((1, 2, 3)), torch.ones(64), atol=1e-4)  # far from the edges: nothing lost
     offsets = centres - 12.0
     assert 1.2 < offsets.std().item() < 2.8  # moved by about the asked 2 pixels either way
+
+
+def test_averaging_a_model_with_its_fine_tuned_self_mixes_each_weight(tmp_path):
+    """``average`` (weight-space ensemble): weight 0 is the start, weight w moves every float weight w of the way."""
+    import onnx
+    from onnx import numpy_helper
+
+    from scanner.onnx_model import DEFAULT_MODELS_DIR
+    from scanner.training import average_onnx
+
+    start = DEFAULT_MODELS_DIR / "sectors.onnx"
+    tuned = onnx.load(str(start))
+    for init in tuned.graph.initializer:
+        value = numpy_helper.to_array(init)
+        if value.dtype.kind == "f":
+            init.CopyFrom(numpy_helper.from_array((value * 1.5 + 0.25).astype(value.dtype), init.name))
+    onnx.save(tuned, str(tmp_path / "tuned.onnx"))
+    average_onnx(start, tmp_path / "tuned.onnx", 0.5, tmp_path / "half.onnx")
+    average_onnx(start, tmp_path / "tuned.onnx", 0.0, tmp_path / "none.onnx")
+    half = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(tmp_path / "half.onnx")).graph.initializer}
+    floats = 0
+    for init in onnx.load(str(start)).graph.initializer:
+        value = numpy_helper.to_array(init)
+        expected = value * 1.25 + 0.125 if value.dtype.kind == "f" else value
+        floats += value.dtype.kind == "f"
+        assert np.allclose(half[init.name], expected, rtol=1e-6, atol=1e-6)
+    assert floats >= 10
+    windows = np.random.default_rng(0).uniform(0, 1, (4, 3, 24, 24)).astype(np.float32)
+    assert np.array_equal(OnnxModel(tmp_path / "none.onnx", threads=1).run(windows)[0],
+                          OnnxModel(start, threads=1).run(windows)[0])
+    other = onnx.load(str(start))
+    other.graph.initializer[0].name = "renamed"
+    onnx.save(other, str(tmp_path / "other.onnx"))
+    with pytest.raises(ValueError, match="not a fine-tuned"):
+        average_onnx(start, tmp_path / "other.onnx", 0.5, tmp_path / "x.onnx")

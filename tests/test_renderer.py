@@ -478,12 +478,12 @@ def test_random_renders_never_draw_a_bold_print_and_keep_their_styles():
 
 
 def test_a_bold_print_paints_opaque_fields_of_its_own_colours_and_other_styles_not():
-    from renderer.tileart import paint_tile, sample_style
+    from renderer.tileart import BOLD_STYLES, paint_tile, sample_style
 
     bold = [sample_style("patchwork", np.random.default_rng(seed)) for seed in range(20)]
     assert all(len(s.crops) == 4 for s in bold)
     assert all(not s.crops for s in (sample_style(n, np.random.default_rng(0)) for n in STYLES
-                                                       if n != "patchwork"))
+                                                       if n not in BOLD_STYLES))
     # An all-plain tile of a bold print shows its crops' own colours, not only the plain's.
     style = bold[0]
     colour, alpha = paint_tile("P" * 12, style, 60.0, np.random.default_rng(3))
@@ -491,6 +491,24 @@ def test_a_bold_print_paints_opaque_fields_of_its_own_colours_and_other_styles_n
     crops = np.array(style.crops, np.float32)
     near_crop = np.min(np.abs(inside[:, None, :] - crops[None]).max(axis=2), axis=1) < 0.08
     assert near_crop.mean() > 0.1
+
+
+def test_a_map_print_paints_flat_mountains_with_peak_glyphs_and_other_styles_shade_them():
+    from renderer.tileart import paint_tile, sample_style
+
+    def flat_share(style, seed):
+        colour, alpha = paint_tile("M" * 12, style, 60.0, np.random.default_rng(seed))
+        inside = colour[alpha > 0.99]
+        return np.mean(np.abs(inside - np.float32(style.palette["M"][0])).max(axis=1) < 0.05), inside
+
+    maps = [sample_style("map", np.random.default_rng(seed)) for seed in range(8)]
+    assert all(not s.relief and s.crops for s in maps)
+    for seed, style in enumerate(maps):
+        share, inside = flat_share(style, seed)
+        glyphs = np.abs(inside[:, None, :] - np.float32(style.palette["M"][1:])[None]).max(axis=2).min(axis=1) < 0.02
+        assert share > 0.7 and glyphs.any()
+    # A hill-shaded family's mountain is far from one flat colour.
+    assert all(flat_share(sample_style(n, np.random.default_rng(1)), 1)[0] < 0.5 for n in ("painted", "muted"))
 
 
 def test_the_held_out_style_cannot_be_asked_for_in_training_data(tmp_path):

@@ -331,7 +331,7 @@ def _paint_mountains(colour, mountain, pal, style: TileStyle, radius, rng) -> No
         _draw_peaks(colour, room, pal, amount, radius, rng, style.glyph_scale)
 
 
-def _draw_peaks(colour, room, pal, amount, radius, rng, scale=1.0) -> None:
+def _draw_peaks(colour, room, pal, amount, radius, rng, scale) -> None:
     """Printed peak glyphs (a lit and a shaded flank) where the range has room for them; glyphs ``scale`` times
     the usual size come ``1 / scale²`` times as many."""
     size = room.shape[0]

@@ -15,7 +15,8 @@ share of wrong sectors written ``?``, why pieces are wrong
 or the frame hides (:func:`fjords.compare.sector_outcomes_by_visibility`; renders of 2026-12-02 on), rune stones
 beside the tiles found and invented, legal
 boards read with two pieces on a tile, how often confident tiles and pieces are wrong, each photo's errors,
-and median seconds per stage.
+the scanned tiles the lattice put off every true tile (:func:`fjords.compare.misplaced_tiles`), the figures by
+the camera's elevation (:func:`by_elevation`) and median seconds per stage.
 """
 
 from __future__ import annotations
@@ -33,12 +34,16 @@ from pathlib import Path
 import numpy as np
 
 from fjords.board import Board
-from fjords.compare import compare, piece_error_causes, sector_outcomes_by_visibility, stones_and_crowding, summarize
+from fjords.compare import (compare, misplaced_tiles, piece_error_causes, sector_outcomes_by_visibility,
+                            stones_and_crowding, summarize)
 from fjords.errors import FjordsError
 from fjords_cli.eval_command import find_photos
 from scanner.assemble import DecodeSettings, assemble
 from scanner.load import load_image
 from scanner.pipeline import Scanner
+
+#: Width in degrees of the camera-elevation bands of :func:`by_elevation` (the issue asks for 40° to 90°).
+ELEVATION_BAND = 10
 
 
 class TruthCell:
@@ -62,10 +67,11 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
     (``DecodeSettings.min_piece_confidence``) and ``stone_beside`` (``DecodeSettings.min_stone_beside``)
     is decoded from the same classifier outputs.
     """
-    evidence, truths, seconds, timings = [], [], [], []
+    evidence, truths, elevations, seconds, timings = [], [], [], [], []
     for path in photos:
         truth_doc = json.loads(path.with_suffix(".json").read_text())
         truths.append(Board.from_json(truth_doc))
+        elevations.append(truth_doc.get("camera", {}).get("elevation_deg"))
         start = time.perf_counter()
         try:
             if truth_geometry:
@@ -112,12 +118,47 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "sectors_by_visibility": dict(sorted(pooled(sector_outcomes_by_visibility).items())),
             "reliability": summary["reliability"],
             "errors_by_photo": {path.name: c.errors for path, c in zip(photos, comparisons)},
+            "misplaced_tiles_of_judged": pooled_misplaced(boards, truths),
+            "by_elevation": by_elevation(elevations, boards, truths, comparisons),
         }
     stages = sorted({s for t in timings for s in t})
     report["median_seconds"] = {s: statistics.median([t.get(s, 0.0) for t in timings]) for s in stages}
     report["median_seconds"]["total"] = statistics.median(seconds)
     report["photos"] = len(photos)
     return report
+
+
+def pooled_misplaced(boards: list[Board], truths: list[Board]) -> list[int]:
+    """Scanned tiles misplaced and judged (:func:`fjords.compare.misplaced_tiles`), summed over the photos."""
+    counts = [misplaced_tiles(board, truth) for board, truth in zip(boards, truths)]
+    return [sum(c[0] for c in counts), sum(c[1] for c in counts)]
+
+
+def by_elevation(elevations: list[float | None], boards: list[Board], truths: list[Board], comparisons: list
+                 ) -> dict[str, dict]:
+    """The photos' figures by the camera's elevation over the table (the truth's ``camera.elevation_deg``), in
+    bands of :data:`ELEVATION_BAND` degrees (90 joins the top band); photos without it are left out.
+
+    Per band: photos, errors per board (with its 95 % interval), silent sector errors, board and score exact,
+    and the scanned tiles misplaced (:func:`fjords.compare.misplaced_tiles`) of those judged.
+    """
+    bands: dict[int, list[int]] = {}
+    for n, elevation in enumerate(elevations):
+        if elevation is not None:
+            bands.setdefault(min(int(elevation // ELEVATION_BAND) * ELEVATION_BAND, 90 - ELEVATION_BAND), []).append(n)
+    out = {}
+    for low in sorted(bands):
+        members = bands[low]
+        summary = summarize([comparisons[n] for n in members]).to_json()
+        misplaced, judged = pooled_misplaced([boards[n] for n in members], [truths[n] for n in members])
+        out[f"{low}-{low + ELEVATION_BAND}"] = {
+            "photos": len(members), "errors_per_board": summary["mean_errors"],
+            "errors_per_board_ci95": summary["ci95"]["mean_errors"],
+            "silent_sector_errors": sum(comparisons[n].silent_sector_errors for n in members),
+            "board_exact": sum(comparisons[n].board_exact for n in members),
+            "score_exact": sum(comparisons[n].score_exact for n in members),
+            "misplaced_tiles_of_judged": [misplaced, judged]}
+    return out
 
 
 def all_in_view(photo: Path, share: float) -> bool:

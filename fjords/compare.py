@@ -292,6 +292,37 @@ def sector_outcomes_by_visibility(scanned: Board, truth: Board, comparison: Comp
     return outcomes
 
 
+#: A scanned tile whose centre lies farther than this many true circumradii from the nearest true tile's centre
+#: is misplaced (:func:`misplaced_tiles`): a third of it or more covers a neighbour or the table.
+MISPLACED_REACH = 0.3
+
+
+def misplaced_tiles(scanned: Board, truth: Board) -> tuple[int, int]:
+    """How many scanned tiles sit off every true tile in the photo, and how many were judged: a diagnosis of
+    the lattice fit, in the photo's pixels, that needs no alignment.
+
+    A scanned tile is judged when it gives its ``center_px``; it is misplaced when the nearest true tile centre
+    lies farther than :data:`MISPLACED_REACH` times that tile's circumradius (the mean distance of its
+    ``corners_px`` from its ``center_px``) from it. True tiles without both are left out; when none has them,
+    nothing is judged, ``(0, 0)``.
+    """
+    true_tiles = [(t.extra["center_px"], t.extra["corners_px"]) for t in truth.tiles.values()
+                  if "center_px" in t.extra and "corners_px" in t.extra]
+    if not true_tiles:
+        return 0, 0
+    placed = [(centre, sum(math.dist(centre, corner) for corner in corners) / len(corners))
+              for centre, corners in true_tiles]
+    misplaced = judged = 0
+    for tile in scanned.tiles.values():
+        centre = tile.extra.get("center_px")
+        if centre is None:
+            continue
+        judged += 1
+        nearest, radius = min(placed, key=lambda p: math.dist(p[0], centre))
+        misplaced += math.dist(nearest, centre) > MISPLACED_REACH * radius
+    return misplaced, judged
+
+
 def _match_pieces(scanned: Sequence[Piece], truth: Board) -> tuple[set[int], int]:
     """Indices of the matched scanned pieces (one-to-one) and the piece errors.
 

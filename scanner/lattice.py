@@ -44,8 +44,8 @@ SUPPORTED_EDGES = 0.5
 GOOD_SUPPORT = 0.2
 #: Most further refits of the chosen look's lattice on the tiles' edges (:func:`converge`).
 EXTRA_REFITS = 4
-#: A refit moving the tiles' corners less than this (board units, median) is the edges' noise: a further one is
-#: not kept, and after a look's own refit none is tried.
+#: A refit moving the tiles' corners less than this (board units, median) is the edges' noise: it ends the
+#: further refits unkept, and after a look's own refit none is tried.
 CONVERGED_MOVE = 0.04
 #: Runner-up lattice hypotheses tried, in order, while the fit has fewer supported tiles than that.
 RUNNERS_UP = 2
@@ -292,7 +292,7 @@ def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometr
 
 
 def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
-    """The fit with its lattice refitted on the tiles' edges again, for as long as that helps.
+    """The fit with its lattice refitted on the tiles' edges again: the refit that puts its tiles on the most edge.
 
     Parameters
     ----------
@@ -305,11 +305,15 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
     -----
     An edge is searched only :data:`~scanner.lattice_refine.SEARCH_REACH` from where the lattice puts it, so
     one refit moves a lattice that the centre candidates put far off the tiles (a low photo, where they sit on
-    the tiles' sides and shadows) only part of the way. A further refit is kept when it moves the lattice by
-    :data:`CONVERGED_MOVE` or more and puts the tiles on more edge (their mean support, held firmly to their
-    cells, rises); the first that does not ends the refits. A smaller move is the edges' noise, not a
-    correction: kept, such moves let a lattice slide on texture where few edges show, gaining a little support
-    at every step. So nothing is refitted when the look's own refit moved the lattice less than that
+    the tiles' sides and shadows) only part of the way. Up to :data:`EXTRA_REFITS` further refits are made, each
+    from the one before, until one moves the lattice by less than :data:`CONVERGED_MOVE`; of the start and
+    those refits, the one that puts the tiles on the most edge (their mean support, held firmly to their cells)
+    is kept. A refit can lose a little support on the way to a lattice with much more (on a photo of the
+    independent renderer, 0.638 -> 0.634 -> 0.649 -> 0.725: the far tiles come onto their edges a step at a
+    time), so the first refit that gains none does not end the search (it did until the thirty-second session;
+    models/README.md). A smaller move is the edges' noise, not a correction: kept, such moves let a lattice
+    slide on texture where few edges show, gaining a little support at every step. So nothing is refitted when
+    the look's own refit moved the lattice less than that
     (:attr:`LatticeFit.refit_move`), as on most photos. It runs on the looks to be read only, after they are
     chosen (:func:`scanner.looks.find_lattices`), because the support it raises is also what tells a look on the
     real tiles from one on half tiles or every other tile.
@@ -324,6 +328,7 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
     gradients, origin = _edges(image, model, low, high)
     poses = refine_poses(gradients, origin, centres)
     last_move = fit.refit_move
+    best = (poses.support.mean(), model, poses, last_move)
     for _ in range(EXTRA_REFITS):
         refitted, _ = _refit_on_edges(model, hexes, gradients, origin, size)
         if refitted is None:
@@ -331,12 +336,11 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
         moved = _move(model, refitted, hexes)
         if moved < CONVERGED_MOVE:
             break
-        refitted_gradients, refitted_origin = _edges(image, refitted, low, high)
-        refitted_poses = refine_poses(refitted_gradients, refitted_origin, centres)
-        if refitted_poses.support.mean() <= poses.support.mean():
-            break
-        model, gradients, origin, poses = refitted, refitted_gradients, refitted_origin, refitted_poses
-        last_move = moved
+        gradients, origin = _edges(image, refitted, low, high)
+        model, poses, last_move = refitted, refine_poses(gradients, origin, centres), moved
+        if poses.support.mean() > best[0]:
+            best = (poses.support.mean(), model, poses, last_move)
+    _, model, poses, last_move = best
     if model is fit.model:
         return fit
     cells = _posed(fit.cells, model, poses, centres)

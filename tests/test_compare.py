@@ -1,5 +1,6 @@
 """Comparing scans with the truth: alignment, every count, pooling and intervals."""
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -7,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fjords.board import Board, Piece, Tile
-from fjords.compare import (Comparison, bootstrap_interval, compare, piece_error_causes, ratio,
+from fjords.compare import (Comparison, bootstrap_interval, compare, misplaced_tiles, piece_error_causes, ratio,
                             sector_outcomes_by_visibility, stones_and_crowding, summarize, wilson_interval)
 from fjords.geometry import Hex
 
@@ -277,3 +278,26 @@ def test_sector_outcomes_split_seen_partly_and_hidden_sectors():
     lost = TRUTH.with_tiles(t for t in TRUTH.tiles.values() if t.hex != Hex(0, 0))
     assert sector_outcomes_by_visibility(lost, truth) == {"hidden tile missed": 5, "partly tile missed": 1,
                                                           "seen tile missed": 6, "seen right": 12}
+
+
+def test_misplaced_tiles_judge_scanned_centres_against_the_true_tiles_in_the_photo():
+    # The true tiles drawn 100 px apart with a circumradius of 10 px: a scanned centre more than 3 px from the
+    # nearest true centre is misplaced; one 3 px off is not.
+    tiles = list(TRUTH.tiles.values())
+    centres = {t.hex: (100.0 * n, 50.0) for n, t in enumerate(tiles)}
+    hexagon = [(10.0 * math.cos(math.radians(30 + 60 * k)), 10.0 * math.sin(math.radians(30 + 60 * k)))
+               for k in range(6)]
+    truth = TRUTH.with_tiles(replace(t, extra={"center_px": centres[t.hex],
+                                               "corners_px": [(centres[t.hex][0] + x, 50.0 + y) for x, y in hexagon]})
+                             for t in tiles)
+    shifts = {tiles[0].hex: (3.0, 0.0), tiles[1].hex: (0.0, 3.5), tiles[2].hex: (-60.0, 0.0)}
+    scanned = TRUTH.with_tiles(
+        replace(t, extra={} if t.hex == tiles[3].hex else {
+            "center_px": (centres[t.hex][0] + shifts.get(t.hex, (0.0, 0.0))[0],
+                          centres[t.hex][1] + shifts.get(t.hex, (0.0, 0.0))[1])})
+        for t in tiles)
+    # Misplaced: the tile 3.5 px off, and the one moved 60 px (40 px from its neighbour); the tile without a
+    # centre is not judged. The scan's axial positions play no part: it may be turned and moved.
+    assert misplaced_tiles(scanned.rotated(2), truth) == (2, N_TILES - 1)
+    assert misplaced_tiles(truth, truth) == (0, N_TILES)
+    assert misplaced_tiles(scanned, TRUTH) == (0, 0)

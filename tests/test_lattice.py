@@ -304,6 +304,38 @@ def test_a_lattice_on_the_tiles_is_left_as_it_is():
     assert converge(image, far) is far
 
 
+def test_converge_keeps_the_refit_on_the_most_edge_though_one_on_the_way_found_less(monkeypatch):
+    """Refits are made until one barely moves the lattice, and the one whose tiles find the most edge is kept:
+    a refit that loses a little support does not end the search when the next ones gain more."""
+    import scanner.lattice as lattice
+    from scanner.lattice_refine import TilePoses
+
+    hexes = _disc(2)
+    image, region, _ = _drawn_board(_photo_model(), hexes)
+    fit = replace(fit_lattice(image, region), refit_move=1.0)
+    # Mean edge support of the start, then of each further refit (EXTRA_REFITS of them).
+    supports = iter([0.60, 0.58, 0.66, 0.71, 0.69])
+    refits = []
+
+    def refit(model, *_args):
+        refits.append(replace(model, k1=model.k1 + 1e-4))
+        return refits[-1], None
+
+    def poses(_gradients, _origin, centres, **_kwargs):
+        n = len(centres)
+        return TilePoses(np.zeros((n, 2)), np.zeros(n), 1.0, np.full(n, next(supports)))
+
+    monkeypatch.setattr(lattice, "_refit_on_edges", refit)
+    monkeypatch.setattr(lattice, "_move", lambda *_args: 1.0)
+    monkeypatch.setattr(lattice, "refine_poses", poses)
+    kept = converge(image, fit)
+    assert len(refits) == lattice.EXTRA_REFITS
+    assert kept.model is refits[2] and kept.supported_tiles == len(hexes)
+    # Refits that never gain on the start leave the fit as it was.
+    supports = iter([0.60, 0.58, 0.55, 0.59, 0.52])
+    assert converge(image, fit) is fit
+
+
 def test_fit_lattice_follows_the_previous_frame():
     hexes = _disc(2)
     image, region, _ = _drawn_board(_photo_model(), hexes)

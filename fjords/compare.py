@@ -293,7 +293,7 @@ def sector_outcomes_by_visibility(scanned: Board, truth: Board, comparison: Comp
 
 
 #: A scanned tile whose centre lies farther than this many true circumradii from the nearest true tile's centre
-#: is misplaced (:func:`misplaced_tiles`): a third of it or more covers a neighbour or the table.
+#: is misplaced (:func:`misplaced_tiles`): a good part of its hexagon covers a neighbour or the table.
 MISPLACED_REACH = 0.3
 
 

@@ -105,6 +105,7 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             return sum((diagnosis(b, t, c) for b, t, c in zip(boards, truths, comparisons)), Counter())
 
         causes = pooled(piece_error_causes)
+        misplaced = [misplaced_tiles(board, truth) for board, truth in zip(boards, truths)]
         summary = summarize(comparisons).to_json()
         wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
         flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
@@ -118,8 +119,8 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "sectors_by_visibility": dict(sorted(pooled(sector_outcomes_by_visibility).items())),
             "reliability": summary["reliability"],
             "errors_by_photo": {path.name: c.errors for path, c in zip(photos, comparisons)},
-            "misplaced_tiles_of_judged": pooled_misplaced(boards, truths),
-            "by_elevation": by_elevation(elevations, boards, truths, comparisons),
+            "misplaced_tiles_of_judged": pooled_misplaced(misplaced),
+            "by_elevation": by_elevation(elevations, comparisons, misplaced),
         }
     stages = sorted({s for t in timings for s in t})
     report["median_seconds"] = {s: statistics.median([t.get(s, 0.0) for t in timings]) for s in stages}
@@ -128,19 +129,19 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
     return report
 
 
-def pooled_misplaced(boards: list[Board], truths: list[Board]) -> list[int]:
+def pooled_misplaced(misplaced: list[tuple[int, int]]) -> list[int]:
     """Scanned tiles misplaced and judged (:func:`fjords.compare.misplaced_tiles`), summed over the photos."""
-    counts = [misplaced_tiles(board, truth) for board, truth in zip(boards, truths)]
-    return [sum(c[0] for c in counts), sum(c[1] for c in counts)]
+    return [sum(count for count, _ in misplaced), sum(judged for _, judged in misplaced)]
 
 
-def by_elevation(elevations: list[float | None], boards: list[Board], truths: list[Board], comparisons: list
+def by_elevation(elevations: list[float | None], comparisons: list, misplaced: list[tuple[int, int]]
                  ) -> dict[str, dict]:
     """The photos' figures by the camera's elevation over the table (the truth's ``camera.elevation_deg``), in
     bands of :data:`ELEVATION_BAND` degrees (90 joins the top band); photos without it are left out.
 
     Per band: photos, errors per board (with its 95 % interval), silent sector errors, board and score exact,
-    and the scanned tiles misplaced (:func:`fjords.compare.misplaced_tiles`) of those judged.
+    and the scanned tiles misplaced of those judged (``misplaced``: each photo's
+    :func:`fjords.compare.misplaced_tiles`).
     """
     bands: dict[int, list[int]] = {}
     for n, elevation in enumerate(elevations):
@@ -150,14 +151,13 @@ def by_elevation(elevations: list[float | None], boards: list[Board], truths: li
     for low in sorted(bands):
         members = bands[low]
         summary = summarize([comparisons[n] for n in members]).to_json()
-        misplaced, judged = pooled_misplaced([boards[n] for n in members], [truths[n] for n in members])
         out[f"{low}-{low + ELEVATION_BAND}"] = {
             "photos": len(members), "errors_per_board": summary["mean_errors"],
             "errors_per_board_ci95": summary["ci95"]["mean_errors"],
             "silent_sector_errors": sum(comparisons[n].silent_sector_errors for n in members),
             "board_exact": sum(comparisons[n].board_exact for n in members),
             "score_exact": sum(comparisons[n].score_exact for n in members),
-            "misplaced_tiles_of_judged": [misplaced, judged]}
+            "misplaced_tiles_of_judged": pooled_misplaced([misplaced[n] for n in members])}
     return out
 
 

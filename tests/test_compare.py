@@ -291,11 +291,9 @@ def test_misplaced_tiles_judge_scanned_centres_against_the_true_tiles_in_the_pho
                                                "corners_px": [(centres[t.hex][0] + x, 50.0 + y) for x, y in hexagon]})
                              for t in tiles)
     shifts = {tiles[0].hex: (3.0, 0.0), tiles[1].hex: (0.0, 3.5), tiles[2].hex: (-60.0, 0.0)}
-    scanned = TRUTH.with_tiles(
-        replace(t, extra={} if t.hex == tiles[3].hex else {
-            "center_px": (centres[t.hex][0] + shifts.get(t.hex, (0.0, 0.0))[0],
-                          centres[t.hex][1] + shifts.get(t.hex, (0.0, 0.0))[1])})
-        for t in tiles)
+    seen = {h: tuple(c + d for c, d in zip(centres[h], shifts.get(h, (0.0, 0.0)))) for h in centres}
+    scanned = TRUTH.with_tiles(replace(t, extra={} if t.hex == tiles[3].hex else {"center_px": seen[t.hex]})
+                               for t in tiles)
     # Misplaced: the tile 3.5 px off, and the one moved 60 px (40 px from its neighbour); the tile without a
     # centre is not judged. The scan's axial positions play no part: it may be turned and moved.
     assert misplaced_tiles(scanned.rotated(2), truth) == (2, N_TILES - 1)

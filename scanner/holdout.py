@@ -14,26 +14,38 @@ leaving them out costs the models no ordinary games.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from renderer.scene import Scene
 
 MAX_TRAINING_SEED = 1_000_000
 HELD_OUT_STYLE = "vintage"
 HELD_OUT_COLOURS = ("orange", "purple")
 
 
+def planned_scene(seed: int) -> Scene:
+    """The scene (camera, light, table, style) that ``renderer.render_random(seed)`` will draw (cheap: no rendering)."""
+    from renderer.boards import random_setup
+    from renderer.scene import sample_scene
+
+    edition, _ = random_setup(seed)
+    # render_board draws the scene first from a fresh generator of the same seed.
+    return sample_scene(np.random.default_rng(seed), None, edition)
+
+
 @lru_cache(maxsize=65536)
 def render_plan(seed: int) -> tuple[str, tuple[str, ...]]:
     """The art style and player colours that ``renderer.render_random(seed)`` will draw (cheap: no rendering)."""
     from renderer.boards import random_board, random_setup
-    from renderer.scene import sample_scene
 
     edition, players = random_setup(seed)
     board = random_board(seed, edition, players)
-    # render_board draws the scene first from a fresh generator of the same seed.
-    style = sample_scene(np.random.default_rng(seed), None, edition).style
-    return style, tuple(board.players)
+    return planned_scene(seed).style, tuple(board.players)
 
 
 def is_training_seed(seed: int) -> bool:
@@ -44,13 +56,13 @@ def is_training_seed(seed: int) -> bool:
     return style != HELD_OUT_STYLE and not set(colours) & set(HELD_OUT_COLOURS)
 
 
-def training_seeds(first: int, count: int) -> list[int]:
-    """The first ``count`` training seeds from ``first`` on, skipping held-out ones."""
+def training_seeds(first: int, count: int, keep: Callable[[int], bool] | None = None) -> list[int]:
+    """The first ``count`` training seeds from ``first`` on, skipping held-out ones and those ``keep`` refuses."""
     seeds, seed = [], first
     while len(seeds) < count:
         if seed >= MAX_TRAINING_SEED:
             raise ValueError(f"training seeds must stay below {MAX_TRAINING_SEED}")
-        if is_training_seed(seed):
+        if is_training_seed(seed) and (keep is None or keep(seed)):
             seeds.append(seed)
         seed += 1
     return seeds

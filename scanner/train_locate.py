@@ -7,6 +7,7 @@ is 1 at each tile's centre and falls to 0 at its rim. Targets are drawn from the
 render's truth corners. Seeds below 1 000 000 only.
 
     python -m scanner.train_locate data --count 600 --seed 0
+    python -m scanner.train_locate data --count 450 --seed 71000 --max-elevation 55   # low views only
     python -m scanner.train_locate train --minutes 20
 
 Needs the ``[train]`` extra (torch, onnx); the scanner itself only runs the ONNX file.
@@ -21,7 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from scanner.holdout import is_training_seed, training_seeds
+from scanner.holdout import is_training_seed, planned_scene, training_seeds
 from scanner.locate import DEFAULT_MODEL, OUTPUT_STRIDE, work_size
 from scanner.training import load_folded_onnx, train_mode
 
@@ -61,17 +62,22 @@ class LocateData:
                  seeds=np.asarray(self.seeds))
 
 
-def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA, save_every: int = 50) -> None:
+def build_dataset(count: int, seed: int, path: Path = DEFAULT_DATA, save_every: int = 50,
+                  max_elevation: float | None = None) -> None:
     """Render ``count`` training photos (seeds from ``seed`` on, held-out ones skipped) and keep them shrunk.
 
-    The file is rewritten every ``save_every`` photos, so an interrupted run still leaves data.
+    With ``max_elevation`` only seeds whose camera is drawn at most that many degrees above the table are
+    rendered: low views, where far tiles are small, blurred and foreshortened, can be given more weight in
+    the data than the renderer's own draw gives them. The file is rewritten every ``save_every`` photos, so an
+    interrupted run still leaves data.
     """
     from renderer import render_random
     from tqdm import tqdm
 
     data = LocateData()
     rng = np.random.default_rng(seed)
-    for n, s in enumerate(tqdm(training_seeds(seed, count), desc="rendering")):
+    low = None if max_elevation is None else (lambda s: planned_scene(s).elevation_deg <= max_elevation)
+    for n, s in enumerate(tqdm(training_seeds(seed, count, low), desc="rendering")):
         width = int(rng.choice([1008, 1008, 1344]))
         render = render_random(s, width=width, height=width * 3 // 4)
         data.add(s, render.image, render.truth)
@@ -255,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     data.add_argument("--count", type=int, default=600)
     data.add_argument("--seed", type=int, default=0)
     data.add_argument("--out", type=Path, default=DEFAULT_DATA)
+    data.add_argument("--max-elevation", type=float, default=None,
+                      help="render only seeds whose camera is drawn at most this many degrees above the table")
     fit = sub.add_parser("train", help="train and export models/tile_tops.onnx")
     fit.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA])
     fit.add_argument("--minutes", type=float, default=20.0, help="training time budget")
@@ -268,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--batch", type=int, default=12, help="crops per step")
     args = parser.parse_args(argv)
     if args.step == "data":
-        build_dataset(args.count, args.seed, args.out)
+        build_dataset(args.count, args.seed, args.out, max_elevation=args.max_elevation)
     else:
         train(args.data, args.minutes, args.out, args.seed, crop=args.crop, batch=args.batch, resume=args.resume,
               peak_lr=args.lr, threads=args.threads)

@@ -173,7 +173,7 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     assign_time = time.perf_counter() - start
     best: LatticeFit | None = None
     for assignment in hypotheses:
-        fit = _fit_assignment(image_bgr, board_region, assignment, points)
+        fit = fit_assignment(image_bgr, board_region, assignment, points)
         if fit is None:
             continue
         # The candidates cannot tell a sheared lattice from the real one; the tiles' edges can. A runner-up
@@ -189,8 +189,8 @@ def fit_lattice(image_bgr: np.ndarray, board_region: BoardRegion, *,
     return best
 
 
-def _fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment: Assignment, points: np.ndarray
-                    ) -> LatticeFit | None:
+def fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment: Assignment, points: np.ndarray
+                   ) -> LatticeFit | None:
     """The lattice fit of one hypothesis: refitted, its present cells judged, refined on tile edges.
 
     None when no cell of it holds a tile.

@@ -8,10 +8,13 @@ tiles of a small, far board are so small that too few centres are found. A
 lattice that lies on the real tiles has its tiles' edges where the tiles'
 edges are (:attr:`scanner.lattice.LatticeFit.supported_share`), so when too few
 of the first look's tiles are supported, the photo is looked at again, shrunk
-further (for close-ups) and cropped to the board (for small boards), and the
-look to keep is chosen by :func:`choose_look`. Where the first look is not
-believed, :func:`find_lattices` leaves the choice among the looks to what the
-reader makes of each (:func:`find_lattice` keeps :func:`choose_look`'s, for the
+further (for close-ups), cropped to the board (for small boards) and from
+straight above (resampled on the board plane of the look :func:`choose_look`
+keeps, where every tile is one size however low the camera:
+:mod:`scanner.rectified`), and the look to keep is chosen by
+:func:`choose_look`. Where the first look is not believed,
+:func:`find_lattices` leaves the choice among the looks to what the reader
+makes of each (:func:`find_lattice` keeps :func:`choose_look`'s, for the
 geometry benchmarks).
 """
 
@@ -21,6 +24,7 @@ import numpy as np
 
 from scanner.lattice import GOOD_SUPPORT, LatticeFit, converge, fit_lattice
 from scanner.locate import WORK_SIDE, BoardRegion, NoBoardFound, TileTopNet, locate_board
+from scanner.rectified import rectified_look
 
 #: Sides the whole photo is shrunk to for the looks at close-ups.
 ZOOM_OUT_SIDES = (384, 256)
@@ -71,7 +75,12 @@ def find_lattices(image_bgr: np.ndarray, net: TileTopNet, *,
 
 
 def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) -> list[LatticeFit]:
-    """The looks taken, first look first: the first alone where it is believed without the others."""
+    """The looks taken, first look first: the first alone where it is believed without the others.
+
+    The look from straight above comes last, taken on the board plane of the look :func:`choose_look` keeps of
+    the others, or of the previous video frame's lattice (on 300 choosing renders it cut errors 7,877 → 7,656;
+    models/README.md).
+    """
     region = locate_board(image_bgr, net)
     try:
         first: LatticeFit | None = fit_lattice(image_bgr, region, previous=previous)
@@ -93,7 +102,9 @@ def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) 
     looks = ([first] if first is not None else []) + others
     if not looks:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
-    return looks
+    # A video frame's view from above is taken on the previous frame's lattice, the one already read best.
+    rectified = rectified_look(image_bgr, net, previous if previous is not None else choose_look(looks))
+    return looks + ([rectified] if rectified is not None else [])
 
 
 def choose_look(looks: list[LatticeFit]) -> LatticeFit:

@@ -71,9 +71,14 @@ def fake_looks(monkeypatch):
         side, shape = calls[-1]
         return net_fits[(side, shape == (600, 800))]
 
+    def rectified(image, net, anchor):
+        calls.append(("rectified", anchor))
+        return net_fits.get("rectified")
+
     net_fits = {}
     monkeypatch.setattr(looks, "locate_board", locate)
     monkeypatch.setattr(looks, "fit_lattice", fit)
+    monkeypatch.setattr(looks, "rectified_look", rectified)
     return net_fits, calls
 
 
@@ -114,7 +119,22 @@ def test_the_look_with_most_supported_tiles_wins(fake_looks):
     net_fits.update({(512, True): make_fit(60, 6), (384, True): make_fit(12, 10), (256, True): make_fit(5, 5),
                      (512, False): make_fit(20, 4)})
     assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(384, True)]
-    assert calls == [(512, (600, 800)), (384, (600, 800)), (256, (600, 800)), (512, (90, 130))]
+    assert calls == [(512, (600, 800)), (384, (600, 800)), (256, (600, 800)), (512, (90, 130)),
+                     ("rectified", net_fits[(384, True)])]
+
+
+def test_the_view_from_above_is_taken_on_the_kept_look_and_read_last(fake_looks):
+    net_fits, calls = fake_looks
+    net_fits.update({(512, True): make_fit(30, 1), (384, True): make_fit(12, 1, radius=61.0),
+                     (256, True): make_fit(5, 0, radius=90.0), (512, False): make_fit(20, 3, radius=31.0),
+                     "rectified": make_fit(30, 20)})
+    found = looks.find_lattices(np.zeros((600, 800, 3), np.uint8), None)
+    assert len(found) == 5 and found[4] is net_fits["rectified"]
+    # No look has a fifth of its tiles on edges: the anchor is the scale most looks agree on with the most
+    # supported tiles, the cropped look (in photo pixels).
+    anchor = calls[-1][1]
+    assert calls[-1][0] == "rectified" and anchor.tile_radius_px == 31.0 and anchor.supported_tiles == 3
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits["rectified"]
 
 
 def test_a_cropped_look_comes_back_in_photo_pixels(fake_looks):

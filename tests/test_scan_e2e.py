@@ -85,10 +85,18 @@ def test_of_lattices_the_edges_cannot_choose_the_one_read_surest_is_kept(scanner
         assert scanner.scan(render.image).lattice is true_fit
 
 
-def test_previous_frame_is_accepted(scanner, render):
+def test_a_frame_read_on_the_previous_one_reads_the_board_no_worse(scanner, render):
+    """The same photo again, as the next video frame: its tiles are found again and it is read as well or better.
+
+    Not always the same board: where no look sits on the tiles' edges, the next frame's looks start from the
+    previous lattice (tracked candidates, the view from above on it), and may read a tile fewer but surer
+    (seed 900 102: 17 tiles and 24 errors, then 16 tiles and 18 errors).
+    """
+    truth = Board.from_json(render.truth)
     first = scanner.scan(render.image)
     second = scanner.scan(render.image, previous=first)
-    assert set(second.board.tiles) and len(second.board.tiles) == len(first.board.tiles)
+    before, after = compare(first.board, truth), compare(second.board, truth)
+    assert after.matched_tiles >= before.matched_tiles - 1 and after.errors <= before.errors
 
 
 def test_a_huge_frame_is_shrunk_and_reported_in_its_own_pixels(scanner, render):

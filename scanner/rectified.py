@@ -1,0 +1,159 @@
+"""A look at the board from straight above: the photo resampled on a first lattice's board plane, read again.
+
+From a low camera the near tiles of a board are several times the size of the
+far ones, and the tile-top network, which reads tiles best within a range of
+sizes, reads no single shrinking of such a photo well: at one size the near
+tiles break into several "centres", at another the far ones vanish, and the
+lattice search in the photo must follow a strong perspective. A first lattice,
+even one right only on part of the board, knows the perspective. Resampling
+the photo on that lattice's board plane gives a view from straight above in
+which every tile is about :data:`RECTIFIED_RADIUS` pixels and the lattice is
+nearly regular (:func:`rectified_view`); the candidates found there are given
+their lattice positions there, and the model is fitted to them in the photo,
+where the tiles are judged on the view's maps carried back
+(:func:`rectified_look`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+
+from fjords.geometry import Hex
+from scanner.lattice import LatticeFit, fit_assignment
+from scanner.lattice_assign import lattice_hypotheses
+from scanner.lattice_model import LatticeModel, fit_model, hex_centres
+from scanner.locate import MIN_PEAK, OUTPUT_STRIDE, BoardRegion, TileTopNet, heat_peaks
+
+#: Tile circumradius (network input pixels) in the rectified view.
+RECTIFIED_RADIUS = 18.0
+#: Longest side (network input pixels) of the rectified view; a larger board is drawn with smaller tiles.
+RECTIFIED_SIDE = 640
+#: Board units (tile circumradii) kept around the first lattice's tiles.
+BOARD_MARGIN = 3.0
+#: Photo pixels sampled per rectified pixel along each axis before averaging (no aliasing of near tiles).
+SUPERSAMPLE = 3
+#: Long side, in map pixels, of the maps carried back to the photo.
+MAP_SIDE = 512
+
+
+@dataclass(frozen=True)
+class RectifiedView:
+    """The network's reading of the view from straight above.
+
+    Attributes
+    ----------
+    region : BoardRegion
+        Its maps carried back to the photo's frame (map pixels of the photo).
+    points : ndarray (N, 2)
+        Tile-centre candidates in view pixels.
+    weights : ndarray (N,)
+        Their heights in the centre map.
+    origin : ndarray (2,)
+        Board point at the view's pixel corner (0, 0).
+    radius : float
+        View pixels per board unit (tile circumradius).
+    size : tuple of int
+        ``(width, height)`` of the view.
+    """
+
+    region: BoardRegion
+    points: np.ndarray
+    weights: np.ndarray
+    origin: np.ndarray
+    radius: float
+    size: tuple[int, int]
+
+    def to_board(self, view_px: np.ndarray) -> np.ndarray:
+        """Board-plane points at view pixel centres ``(..., 2)``."""
+        return self.origin + (np.asarray(view_px, dtype=np.float64) + 0.5) / self.radius
+
+
+def rectified_look(image_bgr: np.ndarray, net: TileTopNet, anchor: LatticeFit) -> LatticeFit | None:
+    """The lattice found in the view from straight above on ``anchor``'s board plane, fitted in the photo.
+
+    The candidates are assigned their lattice positions in the rectified view, where the lattice is
+    nearly regular whatever the camera's height; the model is then fitted to them in the photo and the
+    tiles judged on the rectified maps carried back to the photo. None where that finds no lattice.
+    """
+    view = rectified_view(image_bgr, net, anchor.model, list(anchor.cells))
+    if view is None:
+        return None
+    hypotheses = lattice_hypotheses(view.points, view.weights, view.size, fit_distortion=False)
+    if not hypotheses or hypotheses[0].inlier.sum() < 4:
+        return None
+    in_view = hypotheses[0]
+    points = anchor.model.board_to_image(view.to_board(view.points))
+    height, width = image_bgr.shape[:2]
+    model = fit_model(hex_centres(in_view.axial[in_view.inlier]), points[in_view.inlier], (width, height),
+                      fit_distortion=False)
+    return fit_assignment(image_bgr, view.region, replace(in_view, model=model), points)
+
+
+def rectified_view(image_bgr: np.ndarray, net: TileTopNet, model: LatticeModel, hexes: list[Hex]
+                   ) -> RectifiedView | None:
+    """The photo resampled on ``model``'s board plane and read by the network.
+
+    Parameters
+    ----------
+    image_bgr : ndarray (H, W, 3)
+    net : TileTopNet
+    model : LatticeModel
+        A first lattice's board plane → photo map.
+    hexes : list of Hex
+        That lattice's tiles: the rectified view covers them and :data:`BOARD_MARGIN` around.
+
+    Returns
+    -------
+    RectifiedView or None
+        None where the network finds no tile top in the view.
+    """
+    if not hexes:
+        return None
+    centres = hex_centres(hexes)
+    low = centres.min(axis=0) - BOARD_MARGIN
+    high = centres.max(axis=0) + BOARD_MARGIN
+    radius = min(RECTIFIED_RADIUS, RECTIFIED_SIDE / float(np.max(high - low)))
+    width, height = (int(np.ceil(v)) for v in (high - low) * radius)
+    # Board point of each supersampled rectified pixel, then the photo pixel it is seen at.
+    fine = radius * SUPERSAMPLE
+    ys, xs = np.mgrid[0:height * SUPERSAMPLE, 0:width * SUPERSAMPLE]
+    board = low + (np.stack([xs, ys], axis=-1) + 0.5) / fine
+    photo = model.board_to_image(board.reshape(-1, 2)).reshape(board.shape).astype(np.float32)
+    fill = tuple(float(v) for v in image_bgr.reshape(-1, 3).mean(axis=0))
+    sampled = cv2.remap(image_bgr, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+    view = cv2.resize(sampled, (width, height), interpolation=cv2.INTER_AREA)
+    probability, heat, _ = net.maps(view, max(width, height))
+    # Back to the photo: each map pixel of the photo's frame looks up the rectified map at its board point.
+    photo_height, photo_width = image_bgr.shape[:2]
+    map_scale = MAP_SIDE / OUTPUT_STRIDE / max(photo_width, photo_height)
+    map_w, map_h = max(1, round(photo_width * map_scale)), max(1, round(photo_height * map_scale))
+    my, mx = np.mgrid[0:map_h, 0:map_w]
+    seen = model.undistort((np.stack([mx, my], axis=-1).reshape(-1, 2) + 0.5) / map_scale - 0.5)
+    at = np.concatenate([seen, np.ones((len(seen), 1))], axis=1) @ np.linalg.inv(model.homography).T
+    # Photo pixels beyond the board plane's horizon meet it behind the camera: they see no tile.
+    ahead = at[:, 2] * _depth_sign(model, centres) > 0
+    view_px = (at[:, :2] / np.where(ahead, at[:, 2], 1.0)[:, None] - low) * radius - 0.5
+    map_size = np.array([probability.shape[1] / width, probability.shape[0] / height])
+    view_map = np.where(ahead[:, None], (view_px + 0.5) * map_size - 0.5, -1.0)
+    view_map = view_map.reshape(map_h, map_w, 2).astype(np.float32)
+    back = [cv2.remap(m, view_map[..., 0], view_map[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                      borderValue=0.0) for m in (probability, heat)]
+    tiles = back[0] > 0.5
+    if not tiles.any():
+        return None
+    ys_t, xs_t = np.nonzero(tiles)
+    box = np.array([[xs_t.min(), ys_t.min()], [xs_t.max() + 1, ys_t.max() + 1]], dtype=np.float64) / map_scale - 0.5
+    region = BoardRegion(back[0], back[1], map_scale, tuple(float(v) for v in box.ravel()), (photo_width, photo_height))
+    points, weights = heat_peaks(heat, MIN_PEAK, lambda m: (m + 0.5) / map_size - 0.5)
+    return RectifiedView(region, points, weights, low, radius, (width, height))
+
+
+def _depth_sign(model: LatticeModel, board_pts: np.ndarray) -> float:
+    """Sign of the homogeneous coordinate with which the photo sees the board's own points."""
+    seen = model.board_to_image(board_pts[:1])
+    at = np.concatenate([model.undistort(seen), [[1.0]]], axis=1) @ np.linalg.inv(model.homography).T
+    return float(np.sign(at[0, 2]))

@@ -8,14 +8,13 @@ tiles of a small, far board are so small that too few centres are found. A
 lattice that lies on the real tiles has its tiles' edges where the tiles'
 edges are (:attr:`scanner.lattice.LatticeFit.supported_share`), so when too few
 of the first look's tiles are supported, the photo is looked at again, shrunk
-further (for close-ups), cropped to the board (for small boards) and from
-straight above (resampled on the board plane of the look :func:`choose_look`
-keeps, where every tile is one size however low the camera:
-:mod:`scanner.rectified`), and the look to keep is chosen by
-:func:`choose_look`. Where the first look is not believed,
-:func:`find_lattices` leaves the choice among the looks to what the reader
-makes of each (:func:`find_lattice` keeps :func:`choose_look`'s, for the
-geometry benchmarks).
+further (for close-ups) and cropped to the board (for small boards), and the
+look to keep is chosen by :func:`choose_look`. Where the first look is not
+believed, :func:`find_lattices` leaves the choice among the looks to what the
+reader makes of each, and the reader looks once more, from straight above on
+the board plane of the look it kept (:mod:`scanner.rectified`, where every
+tile is one size however low the camera); :func:`find_lattice` keeps
+:func:`choose_look`'s, for the geometry benchmarks.
 """
 
 from __future__ import annotations
@@ -43,6 +42,10 @@ FIRST_LOOK_SUPPORT = 0.5
 def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit | None = None) -> LatticeFit:
     """The lattice of the board in a photo, from the look whose tiles sit best on tile edges.
 
+    Where the first look is not believed, the look from straight above (:mod:`scanner.rectified`) on the board
+    plane of the look :func:`choose_look` keeps competes with the others. (:meth:`scanner.pipeline.Scanner.scan`
+    takes it on the look read surest instead.)
+
     Parameters
     ----------
     image_bgr : ndarray (H, W, 3)
@@ -55,7 +58,11 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
     NoBoardFound
         When the first look finds no board, or no look finds a lattice.
     """
-    return converge(image_bgr, choose_look(_looks(image_bgr, net, previous)))
+    looks = _looks(image_bgr, net, previous)
+    if len(looks) > 1:
+        rectified = rectified_look(image_bgr, net, choose_look(looks))
+        looks += [rectified] if rectified is not None else []
+    return converge(image_bgr, choose_look(looks))
 
 
 def find_lattices(image_bgr: np.ndarray, net: TileTopNet, *,
@@ -75,12 +82,7 @@ def find_lattices(image_bgr: np.ndarray, net: TileTopNet, *,
 
 
 def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) -> list[LatticeFit]:
-    """The looks taken, first look first: the first alone where it is believed without the others.
-
-    The look from straight above comes last, taken on the board plane of the look :func:`choose_look` keeps of
-    the others, or of the previous video frame's lattice (on 300 choosing renders it cut errors 7,877 → 7,656;
-    models/README.md).
-    """
+    """The looks taken, first look first: the first alone where it is believed without the others."""
     region = locate_board(image_bgr, net)
     try:
         first: LatticeFit | None = fit_lattice(image_bgr, region, previous=previous)
@@ -102,9 +104,7 @@ def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) 
     looks = ([first] if first is not None else []) + others
     if not looks:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")
-    # A video frame's view from above is taken on the previous frame's lattice, the one already read best.
-    rectified = rectified_look(image_bgr, net, previous if previous is not None else choose_look(looks))
-    return looks + ([rectified] if rectified is not None else [])
+    return looks
 
 
 def choose_look(looks: list[LatticeFit]) -> LatticeFit:

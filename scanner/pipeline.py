@@ -143,8 +143,10 @@ class Scanner:
         """
         from scanner.load import fit_within
         from scanner.locate import NoBoardFound
+        from scanner.lattice import converge
         from scanner.looks import find_lattices
         from scanner.quality import check_quality, tile_size_advice
+        from scanner.rectified import rectified_look
 
         image_bgr, factor = fit_within(image_bgr)
         scale *= factor
@@ -159,6 +161,17 @@ class Scanner:
         reads = (self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
                                     file=file, timings=timings) for lattice in lattices)
         lattice, readings, evidence, board = max(reads, key=lambda read: mean_tile_confidence(read[3]))
+        if len(lattices) > 1:
+            # No look was believed: one more, from straight above on the board plane of the lattice read surest
+            # (a better anchor than the looks' edges choose: models/README.md), kept where it is read surer.
+            with timed(timings, "lattice"):
+                view = rectified_look(image_bgr, self.tile_tops, lattice)
+                view = converge(image_bgr, view) if view is not None else None
+            if view is not None:
+                read = self._read_lattice(image_bgr, view, previous=previous, scale=scale,
+                                          original_size=original_size, file=file, timings=timings)
+                if mean_tile_confidence(read[3]) > mean_tile_confidence(board):
+                    lattice, readings, evidence, board = read
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")

@@ -141,9 +141,9 @@ class Scanner:
 
         A frame larger than the loader's limit is shrunk first, as :meth:`scan_path` would.
         """
+        from scanner.lattice import converge
         from scanner.load import fit_within
         from scanner.locate import NoBoardFound
-        from scanner.lattice import converge
         from scanner.looks import find_lattices
         from scanner.quality import check_quality, tile_size_advice
         from scanner.rectified import rectified_look

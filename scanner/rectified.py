@@ -132,13 +132,12 @@ def rectified_view(image_bgr: np.ndarray, net: TileTopNet, model: LatticeModel, 
     map_scale = MAP_SIDE / OUTPUT_STRIDE / max(photo_width, photo_height)
     map_w, map_h = max(1, round(photo_width * map_scale)), max(1, round(photo_height * map_scale))
     my, mx = np.mgrid[0:map_h, 0:map_w]
-    seen = model.undistort((np.stack([mx, my], axis=-1).reshape(-1, 2) + 0.5) / map_scale - 0.5)
-    at = np.concatenate([seen, np.ones((len(seen), 1))], axis=1) @ np.linalg.inv(model.homography).T
-    # Photo pixels beyond the board plane's horizon meet it behind the camera: they see no tile.
-    ahead = at[:, 2] * _depth_sign(model, centres) > 0
-    view_px = (at[:, :2] / np.where(ahead, at[:, 2], 1.0)[:, None] - low) * radius - 0.5
+    at = model.image_to_board((np.stack([mx, my], axis=-1).reshape(-1, 2) + 0.5) / map_scale - 0.5)
+    # Photo pixels beyond the board plane's horizon meet it behind the camera, where the board's own tiles are not:
+    # they see no tile.
+    ahead = np.sign(_depth(model, at)) == np.sign(_depth(model, centres[:1]))
     map_size = np.array([probability.shape[1] / width, probability.shape[0] / height])
-    view_map = np.where(ahead[:, None], (view_px + 0.5) * map_size - 0.5, -1.0)
+    view_map = np.where(ahead[:, None], (at - low) * radius * map_size - 0.5, -1.0)
     view_map = view_map.reshape(map_h, map_w, 2).astype(np.float32)
     back = [cv2.remap(m, view_map[..., 0], view_map[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                       borderValue=0.0) for m in (probability, heat)]
@@ -152,8 +151,6 @@ def rectified_view(image_bgr: np.ndarray, net: TileTopNet, model: LatticeModel, 
     return RectifiedView(region, points, weights, low, radius, (width, height))
 
 
-def _depth_sign(model: LatticeModel, board_pts: np.ndarray) -> float:
-    """Sign of the homogeneous coordinate with which the photo sees the board's own points."""
-    seen = model.board_to_image(board_pts[:1])
-    at = np.concatenate([model.undistort(seen), [[1.0]]], axis=1) @ np.linalg.inv(model.homography).T
-    return float(np.sign(at[0, 2]))
+def _depth(model: LatticeModel, board_pts: np.ndarray) -> np.ndarray:
+    """Homogeneous depth the homography gives board points ``(N, 2)``: its sign tells the camera's side of them."""
+    return board_pts @ model.homography[2, :2] + model.homography[2, 2]

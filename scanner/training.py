@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,8 @@ import numpy as np
 
 from fjords.compare import HIDDEN_SECTOR, SEEN_SECTOR
 from fjords.geometry import SECTORS, TERRAINS
-from scanner.holdout import HELD_OUT_STYLE, training_seeds
+from fjords.simulate import PLAYER_COUNTS
+from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, training_seeds
 from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, hex_patches, piece_crops,
                              piece_window_matrix, tile_radius)
 from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
@@ -256,7 +257,8 @@ CROWD_KINDS = ("house", "settler")
 
 def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
                   progress: bool = True, locate_out: Path | None = None, crowd: int = 0,
-                  style: str | None = None, partly_hidden: bool = False) -> ReadingSamples:
+                  style: str | None = None, partly_hidden: bool = False,
+                  colours: Sequence[str] | None = None) -> ReadingSamples:
     """Samples from ``count`` rendered training photos (seeds from ``seed`` on, held-out ones skipped).
 
     The file is rewritten every ``save_every`` photos, so a long run can be
@@ -266,7 +268,10 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     (:func:`renderer.boards.crowd_tiles`, any kind of :data:`CROWD_KINDS`, any
     player): a rule break the piece spot model must see to learn to count.
     With ``style``, every photo is printed in that tile-art style (such as a bold print, which random renders
-    never draw); the held-out style is refused. ``partly_hidden`` is :func:`samples_from_render`'s.
+    never draw); the held-out style is refused. With ``colours``, each board's players paint their pieces in
+    colours drawn (seeded) from these names, at least as many as the most players drawn, so that colours the
+    boxed games seldom use can be taught as often as the models need; the held-out colours are refused.
+    ``partly_hidden`` is :func:`samples_from_render`'s.
     """
     import random
 
@@ -279,13 +284,21 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
 
     if style == HELD_OUT_STYLE:
         raise ValueError(f"style {style!r} is held out of all training")
+    if colours is not None and set(colours) & set(HELD_OUT_COLOURS):
+        raise ValueError(f"colours {', '.join(sorted(set(colours) & set(HELD_OUT_COLOURS)))} are held out of all "
+                         "training")
+    most_players = max(max(counts) for counts in PLAYER_COUNTS.values())
+    if colours is not None and len(set(colours)) < most_players:
+        raise ValueError(f"name at least {most_players} colours, one for each player of the largest game")
     cv2.setNumThreads(1)  # several of these run side by side on few cores
     parts, located = [], LocateData()
     seeds = training_seeds(seed, count)
     for n, s in enumerate(tqdm(seeds, disable=not progress, desc="rendering", unit="photo")):
         rng = np.random.default_rng(s)
         width, height = render_sizes(rng)
-        board = random_board(s, *random_setup(s))
+        edition, players = random_setup(s)
+        painted = {} if colours is None else {"colours": random.Random(s).sample(list(colours), players)}
+        board = random_board(s, edition, players, **painted)
         if crowd:
             board, _ = crowd_tiles(board, random.Random(s), crowd, CROWD_KINDS, same_player=False)
         render = render_board(board, s, width=width, height=height, style=style)
@@ -510,6 +523,9 @@ def dataset_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--style", metavar="NAME",
                         help="print every photo's tiles in this art style, e.g. patchwork (random renders never "
                         "draw it)")
+    parser.add_argument("--colours", nargs="+", metavar="NAME",
+                        help="paint each board's pieces in colours drawn from these names (at least four, for "
+                        "four players), e.g. the light ones a model misses")
     parser.add_argument("--from-dir", type=Path, metavar="DIR",
                         help="cut photos NAME.jpg + NAME.json already rendered (fjords render --out DIR) instead")
     parser.add_argument("--partly-hidden", action="store_true",
@@ -521,7 +537,8 @@ def dataset_main(argv: list[str] | None = None) -> int:
         samples.save(args.out)
     else:
         samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
-                                crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden)
+                                crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden,
+                                colours=args.colours)
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

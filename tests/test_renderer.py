@@ -518,6 +518,20 @@ def test_the_held_out_style_cannot_be_asked_for_in_training_data(tmp_path):
         build_dataset(1, 0, tmp_path / "x.npz", style="vintage", progress=False)
 
 
+def test_training_data_paints_pieces_in_the_colours_asked_for_and_never_in_held_out_ones(tmp_path):
+    from scanner.pieces import COLOUR_NAMES
+    from scanner.training import build_dataset
+
+    light = ("white", "grey", "beige", "yellow")
+    samples = build_dataset(2, 0, tmp_path / "x.npz", progress=False, colours=light)
+    painted = {COLOUR_NAMES[c] for c in samples.piece_colour if c >= 0}
+    assert painted and painted <= set(light)
+    with pytest.raises(ValueError, match="held out"):
+        build_dataset(1, 0, tmp_path / "y.npz", progress=False, colours=("white", "grey", "beige", "orange"))
+    with pytest.raises(ValueError, match="at least 4"):
+        build_dataset(1, 0, tmp_path / "z.npz", progress=False, colours=("white", "grey", "beige"))
+
+
 def test_sharpening_halos_below_black_clip_to_black_without_warnings():
     import warnings
 

@@ -11,7 +11,8 @@ the lattice fit, which measures the sector and piece stages alone. Several
 ``--in-view F`` keeps only the photos whose every true tile is at least ``F`` in
 view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
-(:func:`fjords.compare.piece_error_causes`), what was written on sectors the photo shows and on sectors a hand
+(:func:`fjords.compare.piece_error_causes`), how many pieces of each colour are read right
+(:func:`fjords.compare.pieces_by_colour`), what was written on sectors the photo shows and on sectors a hand
 or the frame hides (:func:`fjords.compare.sector_outcomes_by_visibility`; renders of 2026-12-02 on), rune stones
 beside the tiles found and invented, legal
 boards read with two pieces on a tile, how often confident tiles and pieces are wrong, each photo's errors,
@@ -34,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from fjords.board import Board
-from fjords.compare import (compare, misplaced_tiles, piece_error_causes, sector_outcomes_by_visibility,
-                            stones_and_crowding, summarize)
+from fjords.compare import (compare, misplaced_tiles, piece_error_causes, pieces_by_colour,
+                            sector_outcomes_by_visibility, stones_and_crowding, summarize)
 from fjords.errors import FjordsError
 from fjords_cli.eval_command import find_photos
 from scanner.assemble import DecodeSettings, assemble
@@ -115,6 +116,7 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
             "doubtful_pieces": sum(len(b.extra.get("doubtful_pieces", ())) for b in boards),
             "piece_error_causes": dict(causes.most_common()),
+            "pieces_right_of_true_by_colour": right_of_true(pooled(pieces_by_colour)),
             "stones_and_crowding": dict(pooled(stones_and_crowding)),
             "sectors_by_visibility": dict(sorted(pooled(sector_outcomes_by_visibility).items())),
             "reliability": summary["reliability"],
@@ -127,6 +129,12 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
     report["median_seconds"]["total"] = statistics.median(seconds)
     report["photos"] = len(photos)
     return report
+
+
+def right_of_true(by_colour: Counter) -> dict[str, list[int]]:
+    """:func:`fjords.compare.pieces_by_colour`'s pooled counts as ``{colour: [right, true]}``, most pieces first."""
+    names = sorted((n for n in by_colour if not n.endswith(" right")), key=lambda n: (-by_colour[n], n))
+    return {n: [by_colour[f"{n} right"], by_colour[n]] for n in names}
 
 
 def pooled_misplaced(misplaced: list[tuple[int, int]]) -> list[int]:

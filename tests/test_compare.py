@@ -8,8 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fjords.board import Board, Piece, Tile
-from fjords.compare import (Comparison, bootstrap_interval, compare, misplaced_tiles, piece_error_causes, ratio,
-                            sector_outcomes_by_visibility, stones_and_crowding, summarize, wilson_interval)
+from fjords.compare import (Comparison, bootstrap_interval, compare, misplaced_tiles, piece_error_causes,
+                            pieces_by_colour, ratio, sector_outcomes_by_visibility, stones_and_crowding, summarize,
+                            wilson_interval)
 from fjords.geometry import Hex
 
 # No symmetry: every rotation and translation but the identity moves some letter.
@@ -247,6 +248,19 @@ def test_piece_error_causes_name_every_wrong_piece_once():
     true_side = sum(n for cause, n in causes.items() if cause not in ("one too many", "nothing there", "no tile there"))
     assert true_side == N_PIECES
     assert piece_error_causes(TRUTH, TRUTH) == {"right": N_PIECES}
+
+
+def test_pieces_by_colour_count_each_colours_true_pieces_and_those_matched():
+    assert pieces_by_colour(TRUTH, TRUTH) == {"red": 2, "red right": 2, "blue": 2, "blue right": 2,
+                                              "runestone": 2, "runestone right": 2}
+    scanned = TRUTH.with_pieces([
+        Piece(Hex(0, 0), 0, "house", "red"),        # right
+        Piece(Hex(0, 1), 3, "settler", "blue"),     # a red settler read blue
+        Piece(Hex(-1, 1), 6, "house", "blue"),      # right
+        Piece(Hex(-1, 0), 10, "settler", "blue"),   # where nothing stands: no true piece, counts nowhere
+    ])
+    assert pieces_by_colour(scanned.rotated(3), TRUTH) == {"red": 2, "red right": 1, "blue": 2, "blue right": 1,
+                                                           "runestone": 2, "runestone right": 0}
 
 
 def test_stones_and_crowding_count_odin_stones_and_invented_rule_breaks():

@@ -523,7 +523,7 @@ def dataset_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--style", metavar="NAME",
                         help="print every photo's tiles in this art style, e.g. patchwork (random renders never "
                         "draw it)")
-    parser.add_argument("--colours", nargs="+", metavar="NAME",
+    parser.add_argument("--colours", nargs="+", metavar="NAME", choices=COLOUR_NAMES,
                         help="paint each board's pieces in colours drawn from these names (at least four, for "
                         "four players), e.g. the light ones a model misses")
     parser.add_argument("--from-dir", type=Path, metavar="DIR",
@@ -536,9 +536,12 @@ def dataset_main(argv: list[str] | None = None) -> int:
         samples = samples_from_dir(args.from_dir, args.copies, args.partly_hidden)
         samples.save(args.out)
     else:
-        samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
-                                crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden,
-                                colours=args.colours)
+        try:
+            samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
+                                    crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden,
+                                    colours=args.colours)
+        except ValueError as exc:  # a held-out style or colour, too few colours: one line, exit 2
+            parser.error(str(exc))
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

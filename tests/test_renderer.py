@@ -532,6 +532,17 @@ def test_training_data_paints_pieces_in_the_colours_asked_for_and_never_in_held_
         build_dataset(1, 0, tmp_path / "z.npz", progress=False, colours=("white", "grey", "beige"))
 
 
+def test_training_data_command_refuses_held_out_looks_in_one_line(tmp_path, capsys):
+    from scanner.training import dataset_main
+
+    for refused in (["--style", "vintage"], ["--colours", "white", "grey", "beige", "purple"]):
+        with pytest.raises(SystemExit) as exit_info:
+            dataset_main(["--count", "1", "--out", str(tmp_path / "x.npz"), *refused])
+        assert exit_info.value.code == 2
+        assert "held out" in capsys.readouterr().err.splitlines()[-1]
+    assert not (tmp_path / "x.npz").exists()
+
+
 def test_sharpening_halos_below_black_clip_to_black_without_warnings():
     import warnings
 

@@ -213,9 +213,8 @@ def piece_error_causes(scanned: Board, truth: Board, comparison: Comparison | No
     read already).
     """
     comparison = comparison or compare(scanned, truth)
-    shift = Hex(*comparison.translation)
-    found = {t.hex.translated(*shift) for t in scanned.rotated(comparison.rotation).tiles.values()}
-    moved = _aligned_pieces(scanned, comparison)
+    aligned = _aligned(scanned, comparison)
+    found, moved = set(aligned.tiles), aligned.pieces
     causes: Counter[str] = Counter()
     for h, seen, real, pairs in _positions(moved, truth):
         causes["right"] += len(pairs)
@@ -243,7 +242,7 @@ def pieces_by_colour(scanned: Board, truth: Board, comparison: Comparison | None
     """
     comparison = comparison or compare(scanned, truth)
     counts: Counter[str] = Counter()
-    for _, _, real, pairs in _positions(_aligned_pieces(scanned, comparison), truth):
+    for _, _, real, pairs in _positions(_aligned(scanned, comparison).pieces, truth):
         for j, piece in enumerate(real):
             name = piece.player or piece.kind
             counts[name] += 1
@@ -251,10 +250,9 @@ def pieces_by_colour(scanned: Board, truth: Board, comparison: Comparison | None
     return counts
 
 
-def _aligned_pieces(scanned: Board, comparison: Comparison) -> list[Piece]:
-    """The scanned pieces turned and moved onto the truth's positions as ``comparison`` aligned the boards."""
-    shift = Hex(*comparison.translation)
-    return [replace(p, hex=p.hex.translated(*shift)) for p in scanned.rotated(comparison.rotation).pieces]
+def _aligned(scanned: Board, comparison: Comparison) -> Board:
+    """The scanned board turned and moved onto the truth's positions as ``comparison`` aligned the boards."""
+    return scanned.rotated(comparison.rotation).translated(*comparison.translation)
 
 
 def stones_and_crowding(scanned: Board, truth: Board, comparison: Comparison | None = None) -> Counter[str]:
@@ -266,15 +264,15 @@ def stones_and_crowding(scanned: Board, truth: Board, comparison: Comparison | N
     ``read with two on a tile`` is 1 when some scanned tile does (a rule break the scan invents).
     """
     comparison = comparison or compare(scanned, truth)
-    turned = scanned.rotated(comparison.rotation)
-    stones = {p.hex.translated(*comparison.translation) for p in turned.pieces if p.kind == "runestone"}
+    aligned = _aligned(scanned, comparison)
+    stones = {p.hex for p in aligned.pieces if p.kind == "runestone"}
     seen = stones - set(truth.tiles)
     beside = {p.hex for p in truth.pieces if p.kind == "runestone" and p.hex not in truth.tiles}
     counts = Counter({"stones beside": len(beside), "stones found": len(beside & seen),
                       "stones invented": len(seen - beside)})
     if max(Counter(p.hex for p in truth.pieces).values(), default=0) <= 1:
         counts["legal board"] += 1
-        counts["read with two on a tile"] += max(Counter(p.hex for p in turned.pieces).values(), default=0) >= 2
+        counts["read with two on a tile"] += max(Counter(p.hex for p in aligned.pieces).values(), default=0) >= 2
     return counts
 
 
@@ -296,8 +294,7 @@ def sector_outcomes_by_visibility(scanned: Board, truth: Board, comparison: Comp
     guess), ``wrong`` (another letter: a silent error), ``?`` or ``tile missed`` (its tile is not on the scan).
     """
     comparison = comparison or compare(scanned, truth)
-    turned = scanned.rotated(comparison.rotation)
-    found = {t.hex.translated(*comparison.translation): t.terrain for t in turned.tiles.values()}
+    found = {h: t.terrain for h, t in _aligned(scanned, comparison).tiles.items()}
     outcomes: Counter[str] = Counter()
     for h, tile in truth.tiles.items():
         shares = tile.extra.get("sector_visible")

@@ -116,12 +116,17 @@ def locate_board(image_bgr: np.ndarray, net: TileTopNet, side: int = WORK_SIDE) 
     count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8)
     areas = stats[1:, cv2.CC_STAT_AREA]
     keep = 1 + np.flatnonzero(areas >= 0.05 * areas.max())
-    ys, xs = np.nonzero(np.isin(labels, keep))
-    corners = np.array([[xs.min(), ys.min()], [xs.max() + 1, ys.max() + 1]], dtype=np.float64) - 0.5
-    photo = (corners + 0.5) / scale - 0.5
     height, width = image_bgr.shape[:2]
-    return BoardRegion(probability, heat, scale, (float(photo[0, 0]), float(photo[0, 1]),
-                                                  float(photo[1, 0]), float(photo[1, 1])), (width, height))
+    return BoardRegion(probability, heat, scale, mask_bbox_px(np.isin(labels, keep), scale), (width, height))
+
+
+def mask_bbox_px(mask: np.ndarray, map_scale: float) -> tuple[float, float, float, float]:
+    """``(x0, y0, x1, y1)`` in photo pixels of the outer edges of a map's true pixels (``map_scale`` map
+    pixels per photo pixel, as :class:`BoardRegion`'s)."""
+    ys, xs = np.nonzero(mask)
+    edges = np.array([[xs.min(), ys.min()], [xs.max() + 1, ys.max() + 1]], dtype=np.float64) - 0.5
+    photo = (edges + 0.5) / map_scale - 0.5
+    return tuple(float(v) for v in photo.ravel())
 
 
 def heat_peaks(heat: np.ndarray, min_peak: float, to_photo) -> tuple[np.ndarray, np.ndarray]:

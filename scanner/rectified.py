@@ -25,7 +25,7 @@ from fjords.geometry import Hex
 from scanner.lattice import LatticeFit, fit_assignment
 from scanner.lattice_assign import lattice_hypotheses
 from scanner.lattice_model import LatticeModel, fit_model, hex_centres
-from scanner.locate import MIN_PEAK, OUTPUT_STRIDE, BoardRegion, TileTopNet, heat_peaks
+from scanner.locate import MIN_PEAK, OUTPUT_STRIDE, BoardRegion, TileTopNet, heat_peaks, mask_bbox_px
 
 #: Tile circumradius (network input pixels) in the rectified view.
 RECTIFIED_RADIUS = 18.0
@@ -144,9 +144,7 @@ def rectified_view(image_bgr: np.ndarray, net: TileTopNet, model: LatticeModel, 
     tiles = back[0] > 0.5
     if not tiles.any():
         return None
-    ys_t, xs_t = np.nonzero(tiles)
-    box = np.array([[xs_t.min(), ys_t.min()], [xs_t.max() + 1, ys_t.max() + 1]], dtype=np.float64) / map_scale - 0.5
-    region = BoardRegion(back[0], back[1], map_scale, tuple(float(v) for v in box.ravel()), (photo_width, photo_height))
+    region = BoardRegion(back[0], back[1], map_scale, mask_bbox_px(tiles, map_scale), (photo_width, photo_height))
     points, weights = heat_peaks(heat, MIN_PEAK, lambda m: (m + 0.5) / map_size - 0.5)
     return RectifiedView(region, points, weights, low, radius, (width, height))
 

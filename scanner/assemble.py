@@ -45,6 +45,12 @@ throw away what the rules say:
   edition) holds a misreading: while too many colours are read, the colour whose
   pieces are least sure of it against the other colours read is taken out of
   play, and its pieces take their likeliest colour in play (:func:`settle_colours`).
+* **White is lighter than grey.** The colour model tells white from grey pieces
+  badly (on renders of white, grey and yellow pieces it read 84 of 383 grey pieces
+  white), while within one photo the measured lightness of the pieces tells them
+  apart almost always, though the lamp makes it useless across photos. When both
+  are read on a board, the pieces read white or grey are sorted by their lightness
+  and the model's odds together (:func:`sort_light_colours`).
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the
@@ -76,7 +82,7 @@ from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
 from fjords.piece_checks import piece_verdicts
 from fjords.rules import Rules
 from scanner.confidence import PieceCalibration, board_confidence, piece_features
-from scanner.pieces import PIECE_KINDS, PieceReading
+from scanner.pieces import PIECE_KINDS, PieceReading, rgb_to_lab
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,10 @@ class DecodeSettings:
         tile's ``inferred_sectors``; a tile of which the photo itself reads nothing is still
         left out as a tile look (``max_unread_visible``). On 200 renders of new seeds it read
         235 more sectors right and made 23 more silent sector errors (models/README.md).
+    light_split : the white and grey pieces of a board are sorted by lightness
+        (:func:`sort_light_colours`) only when the two groups' mean lightness lie at least
+        this many of their spreads apart; a board with one light player and a misread
+        piece has no such gap. ``inf`` turns the sort off.
     """
 
     mismatch: float = 0.02
@@ -144,6 +154,7 @@ class DecodeSettings:
     min_crowded_confidence: float = 0.95
     kind_rule: float = 0.2
     infer_hidden: bool = True
+    light_split: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -419,6 +430,80 @@ def settle_colours(placed: list[PlacedReading], max_colours: int, settings: Deco
     return placed
 
 
+def lightness_posterior(lightness: np.ndarray, prior_odds: np.ndarray, min_spread: float = 3.0,
+                        rounds: int = 20) -> tuple[np.ndarray, float]:
+    """The log-odds that each piece is of the lighter of two colours, from its lightness and the model's odds.
+
+    The lightness of each colour on the board is taken as normal, with means of its own and
+    one spread, and fitted by expectation maximisation weighted by the current odds, which
+    start at ``prior_odds`` (the colour model's log-odds of the lighter colour). The model's
+    reading is the starting point, so where it is sure and wrong about many pieces the fit
+    finds two mixed groups far less than ``light_split`` apart and the sort leaves them: a
+    start from lightness alone read more pieces right on boards with white and grey players
+    and split boards of one grey player in two (models/README.md).
+
+    Parameters
+    ----------
+    lightness : (N,) CIELAB L* of the pieces.
+    prior_odds : (N,) log-odds of the lighter colour given by the colour model.
+    min_spread : the least spread (L* units) fitted, so that a few pieces of one shade do not
+        make every difference decisive.
+    rounds : expectation-maximisation rounds.
+
+    Returns
+    -------
+    odds : (N,) posterior log-odds of the lighter colour.
+    separation : the lighter colour's mean lightness minus the darker's, in spreads; not
+        positive when the fit finds the lighter colour darker.
+    """
+    odds = np.asarray(prior_odds, dtype=np.float64)
+    separation = 0.0
+    for _ in range(rounds):
+        lighter = 1.0 / (1.0 + np.exp(-odds))
+        mean_light = (lighter * lightness).sum() / max(lighter.sum(), 1e-12)
+        mean_dark = ((1.0 - lighter) * lightness).sum() / max((1.0 - lighter).sum(), 1e-12)
+        variance = max(float((lighter * (lightness - mean_light) ** 2
+                              + (1.0 - lighter) * (lightness - mean_dark) ** 2).mean()), min_spread ** 2)
+        separation = (mean_light - mean_dark) / np.sqrt(variance)
+        if separation <= 0:
+            break
+        odds = prior_odds + ((lightness - mean_dark) ** 2 - (lightness - mean_light) ** 2) / (2.0 * variance)
+    return odds, float(separation)
+
+
+def sort_light_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
+                       board_median: float, light: str = "white", dark: str = "grey") -> list[PlacedReading]:
+    """The readings with the pieces read ``light`` or ``dark`` sorted by their measured lightness.
+
+    Only the houses and settlers that count, read among names holding both colours, are sorted,
+    and only when both colours are read on the board and their lightness lies at least
+    ``settings.light_split`` spreads apart (:func:`lightness_posterior`). A reading whose colour changes keeps the chance the two
+    colours had together, shared by the posterior odds, so its confidence says how close it was.
+    """
+    chosen = [index for index, piece, counts in read_placed(placed, settings, calibration, board_median)
+              if counts and piece.kind in ("house", "settler") and piece.player in (light, dark)
+              and {light, dark} <= set(placed[index].reading.colour_names)]  # a calibrated palette may name one
+    if {placed[index].reading.colour for index in chosen} != {light, dark}:
+        return placed
+    readings = [placed[index].reading for index in chosen]
+    pairs = np.array([[r.colour_probs[r.colour_names.index(light)], r.colour_probs[r.colour_names.index(dark)]]
+                      for r in readings], dtype=np.float64)
+    prior = np.log(np.maximum(pairs[:, 0], 1e-12) / np.maximum(pairs[:, 1], 1e-12))
+    lightness = rgb_to_lab(np.array([r.rgb for r in readings], dtype=np.float64))[:, 0]
+    odds, separation = lightness_posterior(lightness, prior)
+    if separation < settings.light_split:
+        return placed
+    placed = list(placed)
+    for index, reading, pair, posterior in zip(chosen, readings, pairs, odds):
+        if (posterior > 0) != (reading.colour == light):
+            q = np.asarray(reading.colour_probs, dtype=np.float64).copy()
+            share = 1.0 / (1.0 + np.exp(-posterior))
+            q[reading.colour_names.index(light)], q[reading.colour_names.index(dark)] = pair.sum() * share, \
+                pair.sum() * (1.0 - share)
+            placed[index] = replace(placed[index], reading=replace(reading, colour_probs=q))
+    return placed
+
+
 def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: DecodeSettings,
                  calibration: PieceCalibration | None, board_median: float,
                  rules: Rules = Rules()) -> tuple[list[Piece], list[Piece]]:
@@ -524,6 +609,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     rules = Rules.for_edition(edition) if edition else Rules()
     max_colours = rules.max_colours if edition else max(Rules.for_edition(e).max_colours for e in EDITIONS)
     placed = settle_colours(placed, max_colours, settings, piece_calibration, board_median)
+    placed = sort_light_colours(placed, settings, piece_calibration, board_median)
     pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median, rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None

@@ -1,11 +1,13 @@
 """The joint decoder: edge agreement as a prior, never hiding a confident rule break, '?' when unsure."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              place_piece, ring_marginals)
+                              lightness_posterior, place_piece, ring_marginals)
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
 CORNERS = np.array([[10.0 + 10 * np.cos(np.radians(30 + 60 * k)), 10 - 10 * np.sin(np.radians(30 + 60 * k))]
@@ -317,6 +319,54 @@ def test_a_piece_whose_colour_the_rules_chose_is_less_sure_than_one_read_sure():
                       for h, r in zip(ROW, FOUR_PLAYERS + [torn("white", 0.99, "black")])})
     confidences = {p.hex: p.extra["confidence"] for p in board.pieces}
     assert confidences[ROW[4]] < confidences[ROW[3]]
+
+
+# -- white is lighter than grey ---------------------------------------------------------------------
+
+def shaded(colour: str, chance: float, other: str, grey_level: int) -> PieceReading:
+    """As :func:`torn`, a piece whose measured colour is the neutral grey ``grey_level``."""
+    return replace(torn(colour, chance, other), rgb=(grey_level, grey_level, grey_level))
+
+
+def test_a_grey_piece_read_white_is_sorted_by_its_lightness_among_the_light_pieces():
+    light = [shaded("white", 0.95, "grey", level) for level in (230, 225, 235)]
+    dark = [shaded("grey", 0.95, "white", level) for level in (150, 145)]
+    misread = shaded("white", 0.9, "grey", 148)
+    assert players(light + dark + [misread]) == ["white"] * 3 + ["grey"] * 3
+    # The sort can be turned off, and does nothing where no grey piece is read.
+    off = DecodeSettings(light_split=float("inf"))
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, light + dark + [misread])}, settings=off)
+    assert board.pieces[5].player == "white"
+    assert players(light + [misread]) == ["white"] * 4
+
+
+def test_a_piece_named_by_a_palette_without_grey_is_left_out_of_the_sort():
+    light = [shaded("white", 0.95, "grey", level) for level in (230, 225, 235)]
+    dark = [shaded("grey", 0.95, "white", level) for level in (150, 145)]
+    named = replace(light[0], colour_probs=np.array([0.9, 0.1]), colour_names=("white", "Anna"), rgb=(150, 150, 150))
+    assert players(light + dark + [named]) == ["white"] * 3 + ["grey"] * 2 + ["white"]
+
+
+def test_light_pieces_of_one_shade_are_not_sorted():
+    # One light player read partly grey: no gap in lightness, so the colour model's reading stands.
+    readings = [shaded("white", 0.95, "grey", level) for level in (200, 205, 198, 202)]
+    readings += [shaded("grey", 0.6, "white", 201)]
+    assert players(readings) == ["white"] * 4 + ["grey"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lightness_posterior_overturns_the_models_unsure_wrong_readings_in_two_clear_groups(seed):
+    rng = np.random.default_rng(seed)
+    lightness = np.r_[rng.normal(85, 3, 6), rng.normal(55, 3, 6)]
+    prior = np.r_[np.full(6, 3.0), np.full(6, -3.0)] + rng.normal(0, 0.5, 12)
+    wrong = rng.choice(12, size=2, replace=False)
+    prior[wrong] = -np.sign(prior[wrong])
+    odds, separation = lightness_posterior(lightness, prior)
+    assert separation > 3
+    assert list(odds > 0) == [True] * 6 + [False] * 6
+    # Told that the darker group is the lighter colour, the fit finds the lighter colour darker.
+    _, backwards = lightness_posterior(lightness, np.r_[np.full(6, -9.0), np.full(6, 9.0)])
+    assert backwards <= 0
 
 
 # -- the edition, where the player does not say it ---------------------------------------------------

@@ -45,12 +45,13 @@ throw away what the rules say:
   edition) holds a misreading: while too many colours are read, the colour whose
   pieces are least sure of it against the other colours read is taken out of
   play, and its pieces take their likeliest colour in play (:func:`settle_colours`).
-* **White is lighter than grey.** The colour model tells white from grey pieces
-  badly (on renders of white, grey and yellow pieces it read 84 of 383 grey pieces
-  white), while within one photo the measured lightness of the pieces tells them
-  apart almost always, though the lamp makes it useless across photos. When both
-  are read on a board, the pieces read white or grey are sorted by their lightness
-  and the model's odds together (:func:`sort_light_colours`).
+* **White is lighter than grey, and beige yellower than white.** The colour model
+  tells these paints apart badly (on renders of white, grey and yellow pieces it read
+  84 of 383 grey pieces white; of white and beige, 118 of 307 beige pieces white),
+  while within one photo the measured colour of the pieces tells them apart almost
+  always, though the lamp makes it useless across photos. When both paints of such a
+  pair are read on a board, their pieces are sorted by the measured colour and the
+  model's odds together (:func:`sort_alike_colours`, :data:`ALIKE_PAINTS`).
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the
@@ -135,10 +136,10 @@ class DecodeSettings:
         tile's ``inferred_sectors``; a tile of which the photo itself reads nothing is still
         left out as a tile look (``max_unread_visible``). On 200 renders of new seeds it read
         235 more sectors right and made 23 more silent sector errors (models/README.md).
-    light_split : the white and grey pieces of a board are sorted by lightness
-        (:func:`sort_light_colours`) only when the two groups' mean lightness lie at least
-        this many of their spreads apart; a board with one light player and a misread
-        piece has no such gap. ``inf`` turns the sort off.
+    alike_split : the pieces of two alike paints on a board (white and grey, white and
+        beige) are sorted by their measured colour (:func:`sort_alike_colours`) only when the
+        two groups' mean shades lie at least this many of their spreads apart; a board with
+        one such player and a misread piece has no such gap. ``inf`` turns the sort off.
     """
 
     mismatch: float = 0.02
@@ -154,7 +155,7 @@ class DecodeSettings:
     min_crowded_confidence: float = 0.95
     kind_rule: float = 0.2
     infer_hidden: bool = True
-    light_split: float = 2.0
+    alike_split: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -430,76 +431,86 @@ def settle_colours(placed: list[PlacedReading], max_colours: int, settings: Deco
     return placed
 
 
-def lightness_posterior(lightness: np.ndarray, prior_odds: np.ndarray, min_spread: float = 3.0,
-                        rounds: int = 20) -> tuple[np.ndarray, float]:
-    """The log-odds that each piece is of the lighter of two colours, from its lightness and the model's odds.
+# Pairs of paints the colour model confuses though one CIELAB direction tells them apart within a photo: the
+# first paint lies further along it. White is lighter than grey; beige is yellower (larger b*) than white.
+ALIKE_PAINTS: tuple[tuple[str, str, tuple[float, float, float]], ...] = (
+    ("white", "grey", (1.0, 0.0, 0.0)),
+    ("white", "beige", (0.0, 0.0, -1.0)),
+)
 
-    The lightness of each colour on the board is taken as normal, with means of its own and
-    one spread, and fitted by expectation maximisation weighted by the current odds, which
-    start at ``prior_odds`` (the colour model's log-odds of the lighter colour). The model's
-    reading is the starting point, so where it is sure and wrong about many pieces the fit
-    finds two mixed groups far less than ``light_split`` apart and the sort leaves them: a
-    start from lightness alone read more pieces right on boards with white and grey players
-    and split boards of one grey player in two (models/README.md).
+
+def shade_posterior(shade: np.ndarray, prior_odds: np.ndarray, min_spread: float = 3.0,
+                    rounds: int = 20) -> tuple[np.ndarray, float]:
+    """The log-odds that each piece is of the first of two paints, from its measured shade and the model's odds.
+
+    The shade of each paint on the board is taken as normal, with means of its own and one
+    spread, and fitted by expectation maximisation weighted by the current odds, which start at
+    ``prior_odds`` (the colour model's log-odds of the first paint). The model's reading is the
+    starting point, so where it is sure and wrong about many pieces the fit finds two mixed
+    groups little apart and the sort leaves them: a start from the shade alone read more pieces
+    right on boards of both paints and split boards of one paint in two (models/README.md).
 
     Parameters
     ----------
-    lightness : (N,) CIELAB L* of the pieces.
-    prior_odds : (N,) log-odds of the lighter colour given by the colour model.
-    min_spread : the least spread (L* units) fitted, so that a few pieces of one shade do not
-        make every difference decisive.
+    shade : (N,) the pieces' CIELAB colours along the direction on which the first paint lies further.
+    prior_odds : (N,) log-odds of the first paint given by the colour model.
+    min_spread : the least spread (CIELAB units) fitted, so that a few pieces of one shade do
+        not make every difference decisive.
     rounds : expectation-maximisation rounds.
 
     Returns
     -------
-    odds : (N,) posterior log-odds of the lighter colour.
-    separation : the lighter colour's mean lightness minus the darker's, in spreads; not
-        positive when the fit finds the lighter colour darker.
+    odds : (N,) posterior log-odds of the first paint.
+    separation : the first paint's mean shade minus the second's, in spreads; not positive when
+        the fit finds the first paint's shade short of the second's.
     """
     odds = np.asarray(prior_odds, dtype=np.float64)
     separation = 0.0
     for _ in range(rounds):
-        lighter = 1.0 / (1.0 + np.exp(-odds))
-        mean_light = (lighter * lightness).sum() / max(lighter.sum(), 1e-12)
-        mean_dark = ((1.0 - lighter) * lightness).sum() / max((1.0 - lighter).sum(), 1e-12)
-        variance = max(float((lighter * (lightness - mean_light) ** 2
-                              + (1.0 - lighter) * (lightness - mean_dark) ** 2).mean()), min_spread ** 2)
-        separation = (mean_light - mean_dark) / np.sqrt(variance)
+        first = 1.0 / (1.0 + np.exp(-odds))
+        mean_first = (first * shade).sum() / max(first.sum(), 1e-12)
+        mean_second = ((1.0 - first) * shade).sum() / max((1.0 - first).sum(), 1e-12)
+        variance = max(float((first * (shade - mean_first) ** 2
+                              + (1.0 - first) * (shade - mean_second) ** 2).mean()), min_spread ** 2)
+        separation = (mean_first - mean_second) / np.sqrt(variance)
         if separation <= 0:
             break
-        odds = prior_odds + ((lightness - mean_dark) ** 2 - (lightness - mean_light) ** 2) / (2.0 * variance)
+        odds = prior_odds + ((shade - mean_second) ** 2 - (shade - mean_first) ** 2) / (2.0 * variance)
     return odds, float(separation)
 
 
-def sort_light_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
-                       board_median: float, light: str = "white", dark: str = "grey") -> list[PlacedReading]:
-    """The readings with the pieces read ``light`` or ``dark`` sorted by their measured lightness.
+def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
+                       board_median: float, first: str, second: str,
+                       direction: tuple[float, float, float]) -> list[PlacedReading]:
+    """The readings with the pieces read ``first`` or ``second`` sorted by their measured colour.
 
+    ``direction`` is the CIELAB direction on which ``first`` lies further (:data:`ALIKE_PAINTS`).
     Only the houses and settlers that count, read among names holding both colours, are sorted,
-    and only when both colours are read on the board and their lightness lies at least
-    ``settings.light_split`` spreads apart (:func:`lightness_posterior`). A reading whose colour changes keeps the chance the two
-    colours had together, shared by the posterior odds, so its confidence says how close it was.
+    and only when both colours are read on the board and their shades lie at least
+    ``settings.alike_split`` spreads apart (:func:`shade_posterior`). A reading whose colour
+    changes keeps the chance the two colours had together, shared by the posterior odds, so its
+    confidence says how close it was.
     """
     chosen = [index for index, piece, counts in read_placed(placed, settings, calibration, board_median)
-              if counts and piece.kind in ("house", "settler") and piece.player in (light, dark)
-              and {light, dark} <= set(placed[index].reading.colour_names)]  # a calibrated palette may name one
-    if {placed[index].reading.colour for index in chosen} != {light, dark}:
+              if counts and piece.kind in ("house", "settler") and piece.player in (first, second)
+              and {first, second} <= set(placed[index].reading.colour_names)]  # a calibrated palette may name one
+    if {placed[index].reading.colour for index in chosen} != {first, second}:
         return placed
     readings = [placed[index].reading for index in chosen]
-    pairs = np.array([[r.colour_probs[r.colour_names.index(light)], r.colour_probs[r.colour_names.index(dark)]]
+    pairs = np.array([[r.colour_probs[r.colour_names.index(first)], r.colour_probs[r.colour_names.index(second)]]
                       for r in readings], dtype=np.float64)
     prior = np.log(np.maximum(pairs[:, 0], 1e-12) / np.maximum(pairs[:, 1], 1e-12))
-    lightness = rgb_to_lab(np.array([r.rgb for r in readings], dtype=np.float64))[:, 0]
-    odds, separation = lightness_posterior(lightness, prior)
-    if separation < settings.light_split:
+    shade = rgb_to_lab(np.array([r.rgb for r in readings], dtype=np.float64)) @ np.asarray(direction)
+    odds, separation = shade_posterior(shade, prior)
+    if separation < settings.alike_split:
         return placed
     placed = list(placed)
     for index, reading, pair, posterior in zip(chosen, readings, pairs, odds):
-        if (posterior > 0) != (reading.colour == light):
+        if (posterior > 0) != (reading.colour == first):
             q = np.asarray(reading.colour_probs, dtype=np.float64).copy()
             share = 1.0 / (1.0 + np.exp(-posterior))
-            q[reading.colour_names.index(light)], q[reading.colour_names.index(dark)] = pair.sum() * share, \
-                pair.sum() * (1.0 - share)
+            q[reading.colour_names.index(first)] = pair.sum() * share
+            q[reading.colour_names.index(second)] = pair.sum() * (1.0 - share)
             placed[index] = replace(placed[index], reading=replace(reading, colour_probs=q))
     return placed
 
@@ -609,7 +620,8 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     rules = Rules.for_edition(edition) if edition else Rules()
     max_colours = rules.max_colours if edition else max(Rules.for_edition(e).max_colours for e in EDITIONS)
     placed = settle_colours(placed, max_colours, settings, piece_calibration, board_median)
-    placed = sort_light_colours(placed, settings, piece_calibration, board_median)
+    for first, second, direction in ALIKE_PAINTS:
+        placed = sort_alike_colours(placed, settings, piece_calibration, board_median, first, second, direction)
     pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median, rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None

@@ -7,7 +7,7 @@ import pytest
 
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              lightness_posterior, place_piece, ring_marginals)
+                              place_piece, ring_marginals, shade_posterior)
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
 CORNERS = np.array([[10.0 + 10 * np.cos(np.radians(30 + 60 * k)), 10 - 10 * np.sin(np.radians(30 + 60 * k))]
@@ -321,7 +321,7 @@ def test_a_piece_whose_colour_the_rules_chose_is_less_sure_than_one_read_sure():
     assert confidences[ROW[4]] < confidences[ROW[3]]
 
 
-# -- white is lighter than grey ---------------------------------------------------------------------
+# -- white is lighter than grey, beige yellower than white -------------------------------------------
 
 def shaded(colour: str, chance: float, other: str, grey_level: int) -> PieceReading:
     """As :func:`torn`, a piece whose measured colour is the neutral grey ``grey_level``."""
@@ -334,7 +334,7 @@ def test_a_grey_piece_read_white_is_sorted_by_its_lightness_among_the_light_piec
     misread = shaded("white", 0.9, "grey", 148)
     assert players(light + dark + [misread]) == ["white"] * 3 + ["grey"] * 3
     # The sort can be turned off, and does nothing where no grey piece is read.
-    off = DecodeSettings(light_split=float("inf"))
+    off = DecodeSettings(alike_split=float("inf"))
     board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, light + dark + [misread])}, settings=off)
     assert board.pieces[5].player == "white"
     assert players(light + [misread]) == ["white"] * 4
@@ -347,6 +347,13 @@ def test_a_piece_named_by_a_palette_without_grey_is_left_out_of_the_sort():
     assert players(light + dark + [named]) == ["white"] * 3 + ["grey"] * 2 + ["white"]
 
 
+def test_a_beige_piece_read_white_is_sorted_by_its_yellowness_among_the_white_and_beige_pieces():
+    white = [replace(torn("white", 0.95, "beige"), rgb=(235 + d, 232 + d, 222 + d)) for d in (0, -20, 10)]
+    beige = [replace(torn("beige", 0.95, "white"), rgb=(215 + d, 195 + d, 150 + d)) for d in (0, 15)]
+    misread = replace(torn("white", 0.9, "beige"), rgb=(200, 180, 135))  # in shade, darker than any white
+    assert players(white + beige + [misread]) == ["white"] * 3 + ["beige"] * 3
+
+
 def test_light_pieces_of_one_shade_are_not_sorted():
     # One light player read partly grey: no gap in lightness, so the colour model's reading stands.
     readings = [shaded("white", 0.95, "grey", level) for level in (200, 205, 198, 202)]
@@ -355,17 +362,17 @@ def test_light_pieces_of_one_shade_are_not_sorted():
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_lightness_posterior_overturns_the_models_unsure_wrong_readings_in_two_clear_groups(seed):
+def test_shade_posterior_overturns_the_models_unsure_wrong_readings_in_two_clear_groups(seed):
     rng = np.random.default_rng(seed)
     lightness = np.r_[rng.normal(85, 3, 6), rng.normal(55, 3, 6)]
     prior = np.r_[np.full(6, 3.0), np.full(6, -3.0)] + rng.normal(0, 0.5, 12)
     wrong = rng.choice(12, size=2, replace=False)
     prior[wrong] = -np.sign(prior[wrong])
-    odds, separation = lightness_posterior(lightness, prior)
+    odds, separation = shade_posterior(lightness, prior)
     assert separation > 3
     assert list(odds > 0) == [True] * 6 + [False] * 6
     # Told that the darker group is the lighter colour, the fit finds the lighter colour darker.
-    _, backwards = lightness_posterior(lightness, np.r_[np.full(6, -9.0), np.full(6, 9.0)])
+    _, backwards = shade_posterior(lightness, np.r_[np.full(6, -9.0), np.full(6, 9.0)])
     assert backwards <= 0
 
 

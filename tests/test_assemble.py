@@ -328,23 +328,26 @@ def shaded(colour: str, chance: float, other: str, grey_level: int) -> PieceRead
     return replace(torn(colour, chance, other), rgb=(grey_level, grey_level, grey_level))
 
 
+# A white player's pieces, light, and a grey player's, darker, each read sure of its colour.
+WHITE_PIECES = [shaded("white", 0.95, "grey", level) for level in (230, 225, 235)]
+GREY_PIECES = [shaded("grey", 0.95, "white", level) for level in (150, 145)]
+
+
 def test_a_grey_piece_read_white_is_sorted_by_its_lightness_among_the_light_pieces():
-    light = [shaded("white", 0.95, "grey", level) for level in (230, 225, 235)]
-    dark = [shaded("grey", 0.95, "white", level) for level in (150, 145)]
     misread = shaded("white", 0.9, "grey", 148)
-    assert players(light + dark + [misread]) == ["white"] * 3 + ["grey"] * 3
+    assert players(WHITE_PIECES + GREY_PIECES + [misread]) == ["white"] * 3 + ["grey"] * 3
     # The sort can be turned off, and does nothing where no grey piece is read.
     off = DecodeSettings(alike_split=float("inf"))
-    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, light + dark + [misread])}, settings=off)
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, WHITE_PIECES + GREY_PIECES + [misread])},
+                     settings=off)
     assert board.pieces[5].player == "white"
-    assert players(light + [misread]) == ["white"] * 4
+    assert players(WHITE_PIECES + [misread]) == ["white"] * 4
 
 
 def test_a_piece_named_by_a_palette_without_grey_is_left_out_of_the_sort():
-    light = [shaded("white", 0.95, "grey", level) for level in (230, 225, 235)]
-    dark = [shaded("grey", 0.95, "white", level) for level in (150, 145)]
-    named = replace(light[0], colour_probs=np.array([0.9, 0.1]), colour_names=("white", "Anna"), rgb=(150, 150, 150))
-    assert players(light + dark + [named]) == ["white"] * 3 + ["grey"] * 2 + ["white"]
+    named = replace(WHITE_PIECES[0], colour_probs=np.array([0.9, 0.1]), colour_names=("white", "Anna"),
+                    rgb=(150, 150, 150))
+    assert players(WHITE_PIECES + GREY_PIECES + [named]) == ["white"] * 3 + ["grey"] * 2 + ["white"]
 
 
 def test_a_beige_piece_read_white_is_sorted_by_its_yellowness_among_the_white_and_beige_pieces():

@@ -140,6 +140,14 @@ class DecodeSettings:
         beige) are sorted by their measured colour (:func:`sort_alike_colours`) only when the
         two groups' mean shades lie at least this many of their spreads apart; a board with
         one such player and a misread piece has no such gap. ``inf`` turns the sort off.
+    min_unread_paint : where a pair's second paint may be read as the first throughout (beige read
+        as white, :data:`ALIKE_PAINTS`), a board whose pieces are all read in the first paint is
+        sorted too when its pieces' shades split into two groups of at least this many each and
+        at least this many end in the second paint (:func:`sort_alike_colours`).
+    max_unread_lighter : such a board is sorted only when the pieces put in the second paint are
+        not lighter on average (CIELAB L*) than those left in the first by more than this. Beige
+        paint is darker than white, while under a warm lamp lit white pieces are both lighter and
+        yellower than shaded ones: two boards of one white player were split so (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -156,6 +164,8 @@ class DecodeSettings:
     kind_rule: float = 0.2
     infer_hidden: bool = True
     alike_split: float = 2.0
+    min_unread_paint: int = 3
+    max_unread_lighter: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -433,22 +443,26 @@ def settle_colours(placed: list[PlacedReading], max_colours: int, settings: Deco
 
 # Pairs of paints the colour model confuses though one CIELAB direction tells them apart within a photo: the
 # first paint lies further along it. White is lighter than grey; beige is yellower (larger b*) than white.
-ALIKE_PAINTS: tuple[tuple[str, str, tuple[float, float, float]], ...] = (
-    ("white", "grey", (1.0, 0.0, 0.0)),
-    ("white", "beige", (0.0, 0.0, -1.0)),
+# The last field says whether the second paint is sought on boards where only the first is read: beige,
+# which the model reads white most of the time, is; grey is not, as shadows part white pieces in lightness
+# as far as grey parts them (models/README.md).
+ALIKE_PAINTS: tuple[tuple[str, str, tuple[float, float, float], bool], ...] = (
+    ("white", "grey", (1.0, 0.0, 0.0), False),
+    ("white", "beige", (0.0, 0.0, -1.0), True),
 )
 
 
 def shade_posterior(shade: np.ndarray, prior_odds: np.ndarray, min_spread: float = 3.0,
-                    rounds: int = 20) -> tuple[np.ndarray, float]:
+                    rounds: int = 20, start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """The log-odds that each piece is of the first of two paints, from its measured shade and the model's odds.
 
     The shade of each paint on the board is taken as normal, with means of its own and one
     spread, and fitted by expectation maximisation weighted by the current odds, which start at
-    ``prior_odds`` (the colour model's log-odds of the first paint). The model's reading is the
-    starting point, so where it is sure and wrong about many pieces the fit finds two mixed
-    groups little apart and the sort leaves them: a start from the shade alone read more pieces
-    right on boards of both paints and split boards of one paint in two (models/README.md).
+    ``prior_odds`` (the colour model's log-odds of the first paint) unless ``start`` is given. The
+    model's reading is the usual starting point, so where it is sure and wrong about many pieces
+    the fit finds two mixed groups little apart and the sort leaves them: a start from the shade
+    alone read more pieces right on boards of both paints and split boards of one paint in two
+    (models/README.md). ``start`` serves boards where the model reads one paint throughout.
 
     Parameters
     ----------
@@ -457,6 +471,8 @@ def shade_posterior(shade: np.ndarray, prior_odds: np.ndarray, min_spread: float
     min_spread : the least spread (CIELAB units) fitted, so that a few pieces of one shade do
         not make every difference decisive.
     rounds : expectation-maximisation rounds.
+    start : (N,) bool, optional: the pieces taken as the first paint in the first round, in place of
+        the model's odds (which still weigh in every later round).
 
     Returns
     -------
@@ -465,9 +481,9 @@ def shade_posterior(shade: np.ndarray, prior_odds: np.ndarray, min_spread: float
         the fit finds the first paint's shade short of the second's.
     """
     odds = np.asarray(prior_odds, dtype=np.float64)
+    first = 1.0 / (1.0 + np.exp(-odds)) if start is None else np.asarray(start, dtype=np.float64)
     separation = 0.0
     for _ in range(rounds):
-        first = 1.0 / (1.0 + np.exp(-odds))
         mean_first = (first * shade).sum() / max(first.sum(), 1e-12)
         mean_second = ((1.0 - first) * shade).sum() / max((1.0 - first).sum(), 1e-12)
         variance = max(float((first * (shade - mean_first) ** 2
@@ -476,12 +492,30 @@ def shade_posterior(shade: np.ndarray, prior_odds: np.ndarray, min_spread: float
         if separation <= 0:
             break
         odds = prior_odds + ((shade - mean_second) ** 2 - (shade - mean_first) ** 2) / (2.0 * variance)
+        first = 1.0 / (1.0 + np.exp(-odds))
     return odds, float(separation)
+
+
+def shade_split(shade: np.ndarray, min_group: int) -> np.ndarray | None:
+    """The two groups into which one cut parts the shades best (Otsu's criterion, on the values themselves).
+
+    Returns the (N,) mask of the upper group, each group holding at least ``min_group``, or None
+    when there are fewer than ``2 * min_group`` shades.
+    """
+    ordered = np.sort(np.asarray(shade, dtype=np.float64))
+    if min_group < 1 or len(ordered) < 2 * min_group:
+        return None
+    cuts = np.arange(min_group, len(ordered) - min_group + 1)
+    sums = np.cumsum(ordered)
+    lower_mean = sums[cuts - 1] / cuts
+    upper_mean = (sums[-1] - sums[cuts - 1]) / (len(ordered) - cuts)
+    best = cuts[np.argmax(cuts * (len(ordered) - cuts) * (upper_mean - lower_mean) ** 2)]
+    return np.asarray(shade) >= ordered[best]
 
 
 def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
                        board_median: float, first: str, second: str,
-                       direction: tuple[float, float, float]) -> list[PlacedReading]:
+                       direction: tuple[float, float, float], seek_unread: bool = False) -> list[PlacedReading]:
     """The readings with the pieces read ``first`` or ``second`` sorted by their measured colour.
 
     ``direction`` is the CIELAB direction on which ``first`` lies further (:data:`ALIKE_PAINTS`).
@@ -490,20 +524,38 @@ def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, ca
     ``settings.alike_split`` spreads apart (:func:`shade_posterior`). A reading whose colour
     changes keeps the chance the two colours had together, shared by the posterior odds, so its
     confidence says how close it was.
+
+    With ``seek_unread``, a board whose pieces are all read ``first`` is sorted too, when the
+    shades split into two groups of at least ``settings.min_unread_paint`` pieces each
+    (:func:`shade_split`): the fit starts from that split, not from the model's reading, and
+    the sort acts only when at least that many pieces end in ``second`` and they are not lighter
+    than the rest by more than ``settings.max_unread_lighter``.
     """
     chosen = [index for index, piece, counts in read_placed(placed, settings, calibration, board_median)
               if counts and piece.kind in ("house", "settler") and piece.player in (first, second)
               and {first, second} <= set(placed[index].reading.colour_names)]  # a calibrated palette may name one
-    if {placed[index].reading.colour for index in chosen} != {first, second}:
+    read = {placed[index].reading.colour for index in chosen}
+    if read != {first, second} and not (seek_unread and read == {first}):
         return placed
     readings = [placed[index].reading for index in chosen]
     pairs = np.array([[r.colour_probs[r.colour_names.index(first)], r.colour_probs[r.colour_names.index(second)]]
                       for r in readings], dtype=np.float64)
     prior = np.log(np.maximum(pairs[:, 0], 1e-12) / np.maximum(pairs[:, 1], 1e-12))
-    shade = rgb_to_lab(np.array([r.rgb for r in readings], dtype=np.float64)) @ np.asarray(direction)
-    odds, separation = shade_posterior(shade, prior)
+    lab = rgb_to_lab(np.array([r.rgb for r in readings], dtype=np.float64))
+    shade = lab @ np.asarray(direction)
+    start = None
+    if read == {first}:
+        start = shade_split(shade, settings.min_unread_paint)
+        if start is None:
+            return placed
+    odds, separation = shade_posterior(shade, prior, start=start)
     if separation < settings.alike_split:
         return placed
+    if start is not None:
+        sought = odds < 0
+        if (not settings.min_unread_paint <= sought.sum() < len(sought)
+                or lab[sought, 0].mean() - lab[~sought, 0].mean() > settings.max_unread_lighter):
+            return placed
     placed = list(placed)
     for index, reading, pair, posterior in zip(chosen, readings, pairs, odds):
         if (posterior > 0) != (reading.colour == first):
@@ -620,8 +672,9 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     rules = Rules.for_edition(edition) if edition else Rules()
     max_colours = rules.max_colours if edition else max(Rules.for_edition(e).max_colours for e in EDITIONS)
     placed = settle_colours(placed, max_colours, settings, piece_calibration, board_median)
-    for first, second, direction in ALIKE_PAINTS:
-        placed = sort_alike_colours(placed, settings, piece_calibration, board_median, first, second, direction)
+    for first, second, direction, seek_unread in ALIKE_PAINTS:
+        placed = sort_alike_colours(placed, settings, piece_calibration, board_median, first, second, direction,
+                                    seek_unread)
     pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median, rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None

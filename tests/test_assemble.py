@@ -357,6 +357,38 @@ def test_a_beige_piece_read_white_is_sorted_by_its_yellowness_among_the_white_an
     assert players(white + beige + [misread]) == ["white"] * 3 + ["beige"] * 3
 
 
+def pale_piece(yellowness: int, lighter: int = 0) -> PieceReading:
+    """A piece read white (0.9, the rest beige) whose measured colour is the yellower the larger ``yellowness``
+    (blue channel lowered), ``lighter`` added to every channel."""
+    return replace(torn("white", 0.9, "beige"), rgb=(225 + lighter, 220 + lighter, 215 - yellowness + lighter))
+
+
+def test_a_beige_player_read_white_throughout_is_found_by_yellowness():
+    whites = [pale_piece(0, d) for d in (0, -25, 10)]
+    beiges = [pale_piece(30, d) for d in (0, 15, -20)]
+    assert players(whites + beiges) == ["white"] * 3 + ["beige"] * 3
+    # Turned off, or with fewer than three pieces of the yellower shade, the model's reading stands.
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, whites + beiges)},
+                     settings=DecodeSettings(min_unread_paint=4))
+    assert {p.player for p in board.pieces} == {"white"}
+    assert players(whites + [pale_piece(0, 5)] + beiges[:2]) == ["white"] * 6
+
+
+def test_one_white_player_under_a_warm_lamp_is_not_split():
+    # Six white pieces whose yellowness varies by a few CIELAB units (the light across the table).
+    assert players([pale_piece(y, d) for y, d in ((0, 0), (3, -20), (6, 10), (9, 5), (12, -10), (15, 0))]) == [
+        "white"] * 6
+    # Lit pieces both lighter and yellower than shaded ones are a lamp, not a second paint (beige is darker).
+    lamp = [replace(torn("white", 0.9, "beige"), rgb=rgb)
+            for rgb in ((235, 222, 185), (225, 212, 170), (240, 228, 195), (90, 86, 78), (80, 77, 70), (100, 95, 86))]
+    assert players(lamp) == ["white"] * 6
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, lamp)},
+                     settings=DecodeSettings(max_unread_lighter=float("inf")))
+    assert [p.player for p in board.pieces].count("beige") == 3  # what the guard prevents
+    # Grey is not sought where only white is read: shadows part white pieces in lightness as far.
+    assert players([shaded("white", 0.9, "grey", level) for level in (230, 225, 235, 150, 145, 155)]) == ["white"] * 6
+
+
 def test_light_pieces_of_one_shade_are_not_sorted():
     # One light player read partly grey: no gap in lightness, so the colour model's reading stands.
     readings = [shaded("white", 0.95, "grey", level) for level in (200, 205, 198, 202)]

@@ -51,7 +51,11 @@ throw away what the rules say:
   while within one photo the measured colour of the pieces tells them apart almost
   always, though the lamp makes it useless across photos. When both paints of such a
   pair are read on a board, their pieces are sorted by the measured colour and the
-  model's odds together (:func:`sort_alike_colours`, :data:`ALIKE_PAINTS`).
+  model's odds together (:func:`sort_alike_colours`, :data:`ALIKE_PAINTS`). A beige
+  player whose pieces all read white is sought too, where the yellowness of the pieces
+  splits into two groups of three or more and the yellower group is not lighter by
+  more than 10 L* (a warm lamp makes lit white pieces lighter and yellower); grey is not, as
+  shadows part one player's white pieces in lightness as far as grey does.
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the

@@ -503,18 +503,21 @@ def shade_posterior(shade: np.ndarray, prior_odds: np.ndarray, min_spread: float
 def shade_split(shade: np.ndarray, min_group: int) -> np.ndarray | None:
     """The two groups into which one cut parts the shades best (Otsu's criterion, on the values themselves).
 
-    Returns the (N,) mask of the upper group, each group holding at least ``min_group``, or None
-    when there are fewer than ``2 * min_group`` shades.
+    Returns the (N,) mask of the upper group, each group holding at least ``min_group`` (equal
+    shades at the cut are parted in their given order), or None when there are fewer than
+    ``2 * min_group`` shades.
     """
-    ordered = np.sort(np.asarray(shade, dtype=np.float64))
-    if min_group < 1 or len(ordered) < 2 * min_group:
+    order = np.argsort(np.asarray(shade, dtype=np.float64), kind="stable")
+    if min_group < 1 or len(order) < 2 * min_group:
         return None
-    cuts = np.arange(min_group, len(ordered) - min_group + 1)
-    sums = np.cumsum(ordered)
+    sums = np.cumsum(np.asarray(shade, dtype=np.float64)[order])
+    cuts = np.arange(min_group, len(order) - min_group + 1)
     lower_mean = sums[cuts - 1] / cuts
-    upper_mean = (sums[-1] - sums[cuts - 1]) / (len(ordered) - cuts)
-    best = cuts[np.argmax(cuts * (len(ordered) - cuts) * (upper_mean - lower_mean) ** 2)]
-    return np.asarray(shade) >= ordered[best]
+    upper_mean = (sums[-1] - sums[cuts - 1]) / (len(order) - cuts)
+    best = cuts[np.argmax(cuts * (len(order) - cuts) * (upper_mean - lower_mean) ** 2)]
+    upper = np.zeros(len(order), dtype=bool)
+    upper[order[best:]] = True
+    return upper
 
 
 def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,

@@ -4,10 +4,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              place_piece, ring_marginals, shade_posterior)
+                              place_piece, ring_marginals, shade_posterior, shade_split)
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
 CORNERS = np.array([[10.0 + 10 * np.cos(np.radians(30 + 60 * k)), 10 - 10 * np.sin(np.radians(30 + 60 * k))]
@@ -409,6 +411,17 @@ def test_shade_posterior_overturns_the_models_unsure_wrong_readings_in_two_clear
     # Told that the darker group is the lighter colour, the fit finds the lighter colour darker.
     _, backwards = shade_posterior(lightness, np.r_[np.full(6, -9.0), np.full(6, 9.0)])
     assert backwards <= 0
+
+
+@given(st.lists(st.integers(-60, 60), max_size=14), st.integers(1, 4))
+def test_shade_split_parts_the_shades_at_one_cut_with_enough_on_each_side(shades, min_group):
+    upper = shade_split(np.array(shades, dtype=np.float64), min_group)
+    if len(shades) < 2 * min_group:
+        assert upper is None
+        return
+    assert min(upper.sum(), (~upper).sum()) >= min_group  # equal shades at the cut included
+    values = np.array(shades)
+    assert values[upper].min() >= values[~upper].max()
 
 
 # -- the edition, where the player does not say it ---------------------------------------------------

@@ -507,10 +507,11 @@ def shade_split(shade: np.ndarray, min_group: int) -> np.ndarray | None:
     shades at the cut are parted in their given order), or None when there are fewer than
     ``2 * min_group`` shades.
     """
-    order = np.argsort(np.asarray(shade, dtype=np.float64), kind="stable")
+    values = np.asarray(shade, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
     if min_group < 1 or len(order) < 2 * min_group:
         return None
-    sums = np.cumsum(np.asarray(shade, dtype=np.float64)[order])
+    sums = np.cumsum(values[order])
     cuts = np.arange(min_group, len(order) - min_group + 1)
     lower_mean = sums[cuts - 1] / cuts
     upper_mean = (sums[-1] - sums[cuts - 1]) / (len(order) - cuts)

@@ -288,8 +288,10 @@ def torn(colour: str, chance: float, other: str) -> PieceReading:
                         sure_one.top_px, 1, sure_one.rgb)
 
 
-def players(readings: list[PieceReading], edition: str | None = None) -> list[str]:
-    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)}, edition=edition)
+def players(readings: list[PieceReading], edition: str | None = None,
+            settings: DecodeSettings = DecodeSettings()) -> list[str]:
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)}, edition=edition,
+                     settings=settings)
     at = {p.hex: p.player for p in board.pieces}
     return [at[h] for h in ROW[:len(readings)]]
 
@@ -340,9 +342,7 @@ def test_a_grey_piece_read_white_is_sorted_by_its_lightness_among_the_light_piec
     assert players(WHITE_PIECES + GREY_PIECES + [misread]) == ["white"] * 3 + ["grey"] * 3
     # The sort can be turned off, and does nothing where no grey piece is read.
     off = DecodeSettings(alike_split=float("inf"))
-    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, WHITE_PIECES + GREY_PIECES + [misread])},
-                     settings=off)
-    assert board.pieces[5].player == "white"
+    assert players(WHITE_PIECES + GREY_PIECES + [misread], settings=off)[5] == "white"
     assert players(WHITE_PIECES + [misread]) == ["white"] * 4
 
 
@@ -370,9 +370,7 @@ def test_a_beige_player_read_white_throughout_is_found_by_yellowness():
     beiges = [pale_piece(30, d) for d in (0, 15, -20)]
     assert players(whites + beiges) == ["white"] * 3 + ["beige"] * 3
     # Turned off, or with fewer than three pieces of the yellower shade, the model's reading stands.
-    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, whites + beiges)},
-                     settings=DecodeSettings(min_unread_paint=4))
-    assert {p.player for p in board.pieces} == {"white"}
+    assert players(whites + beiges, settings=DecodeSettings(min_unread_paint=4)) == ["white"] * 6
     assert players(whites + [pale_piece(0, 5)] + beiges[:2]) == ["white"] * 6
 
 
@@ -384,9 +382,8 @@ def test_one_white_player_under_a_warm_lamp_is_not_split():
     lamp = [replace(torn("white", 0.9, "beige"), rgb=rgb)
             for rgb in ((235, 222, 185), (225, 212, 170), (240, 228, 195), (90, 86, 78), (80, 77, 70), (100, 95, 86))]
     assert players(lamp) == ["white"] * 6
-    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, lamp)},
-                     settings=DecodeSettings(max_unread_lighter=float("inf")))
-    assert [p.player for p in board.pieces].count("beige") == 3  # what the guard prevents
+    # What the guard prevents:
+    assert players(lamp, settings=DecodeSettings(max_unread_lighter=float("inf"))).count("beige") == 3
     # Grey is not sought where only white is read: shadows part white pieces in lightness as far.
     assert players([shaded("white", 0.9, "grey", level) for level in (230, 225, 235, 150, 145, 155)]) == ["white"] * 6
 

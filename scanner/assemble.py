@@ -152,6 +152,10 @@ class DecodeSettings:
         not lighter on average (CIELAB L*) than those left in the first by more than this. Beige
         paint is darker than white, while under a warm lamp lit white pieces are both lighter and
         yellower than shaded ones: two boards of one white player were split so (models/README.md).
+    unread_odds_weight : the weight of the model's odds in the fit of such a board. The model reads
+        beige pieces as white by 1–6 nats there (that is how every piece came to read white), and
+        at full weight those odds pulled the fit into one group where the paints' shades lay well
+        apart (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -170,6 +174,7 @@ class DecodeSettings:
     alike_split: float = 2.0
     min_unread_paint: int = 3
     max_unread_lighter: float = 10.0
+    unread_odds_weight: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -535,9 +540,10 @@ def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, ca
 
     With ``seek_unread``, a board whose pieces are all read ``first`` is sorted too, when the
     shades split into two groups of at least ``settings.min_unread_paint`` pieces each
-    (:func:`shade_split`): the fit starts from that split, not from the model's reading, and
-    the sort acts only when at least that many pieces end in ``second`` and they are not lighter
-    than the rest by more than ``settings.max_unread_lighter``.
+    (:func:`shade_split`): the fit starts from that split, not from the model's reading, the
+    model's odds weigh only ``settings.unread_odds_weight`` as much in it, and the sort acts
+    only when at least that many pieces end in ``second`` and they are not lighter than the
+    rest by more than ``settings.max_unread_lighter``.
     """
     chosen = [index for index, piece, counts in read_placed(placed, settings, calibration, board_median)
               if counts and piece.kind in ("house", "settler") and piece.player in (first, second)
@@ -556,6 +562,7 @@ def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, ca
         start = shade_split(shade, settings.min_unread_paint)
         if start is None:
             return placed
+        prior = settings.unread_odds_weight * prior
     odds, separation = shade_posterior(shade, prior, start=start)
     if separation < settings.alike_split:
         return placed

@@ -374,6 +374,17 @@ def test_a_beige_player_read_white_throughout_is_found_by_yellowness():
     assert players(whites + [pale_piece(0, 5)] + beiges[:2]) == ["white"] * 6
 
 
+def test_a_beige_player_read_white_throughout_is_found_though_the_model_is_sure_of_white():
+    # Every piece read white at odds of 49 to 1 against beige (4 nats; 1-6 on the renders where
+    # the fit collapsed), their yellowness 20 apart: weighed fully, the odds hold the fit together.
+    def sure_white(yellowness: int, lighter: int) -> PieceReading:
+        return replace(pale_piece(yellowness, lighter), colour_probs=torn("white", 0.98, "beige").colour_probs)
+
+    pieces = [sure_white(0, d) for d in (0, -25, 10)] + [sure_white(20, d) for d in (0, 15, -20)]
+    assert players(pieces) == ["white"] * 3 + ["beige"] * 3
+    assert players(pieces, settings=DecodeSettings(unread_odds_weight=1.0)) == ["white"] * 6
+
+
 def test_one_white_player_under_a_warm_lamp_is_not_split():
     # Six white pieces whose yellowness varies by a few CIELAB units (the light across the table).
     assert players([pale_piece(y, d) for y, d in ((0, 0), (3, -20), (6, 10), (9, 5), (12, -10), (15, 0))]) == [

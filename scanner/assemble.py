@@ -54,7 +54,8 @@ throw away what the rules say:
   model's odds together (:func:`sort_alike_colours`, :data:`ALIKE_PAINTS`). A beige
   player whose pieces all read white is sought too, where the yellowness of the pieces
   splits into two groups of three or more and the yellower group is not lighter by
-  more than 10 L* (a warm lamp makes lit white pieces lighter and yellower); grey is not, as
+  more than 10 L* (a warm lamp makes lit white pieces lighter and yellower), the model's
+  odds weighing a quarter as much there, as it reads beige as white; grey is not, as
   shadows part one player's white pieces in lightness as far as grey does.
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile

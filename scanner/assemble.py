@@ -148,11 +148,14 @@ class DecodeSettings:
     min_unread_paint : where a pair's second paint may be read as the first throughout (beige read
         as white, :data:`ALIKE_PAINTS`), a board whose pieces are all read in the first paint is
         sorted too when its pieces' shades split into two groups of at least this many each and
-        at least this many end in the second paint (:func:`sort_alike_colours`).
-    max_unread_lighter : such a board is sorted only when the pieces put in the second paint are
-        not lighter on average (CIELAB L*) than those left in the first by more than this. Beige
-        paint is darker than white, while under a warm lamp lit white pieces are both lighter and
-        yellower than shaded ones: two boards of one white player were split so (models/README.md).
+        at least this many end in the second paint (:func:`alike_odds`). On a board where both
+        are read, the fit is first started from such a split too; where it ends otherwise, from
+        the model's reading.
+    max_unread_lighter : a fit started from the split stands only when the pieces put in the
+        second paint are not lighter on average (CIELAB L*) than those left in the first by more
+        than this. Beige paint is darker than white, while under a warm lamp lit white pieces
+        are both lighter and yellower than shaded ones: two boards of one white player were split
+        so (models/README.md).
     unread_odds_weight : the weight of the model's odds in the fit of such a board. The model reads
         beige pieces as white by 1–6 nats there (that is how every piece came to read white), and
         at full weight those odds pulled the fit into one group where the paints' shades lay well
@@ -527,6 +530,42 @@ def shade_split(shade: np.ndarray, min_group: int) -> np.ndarray | None:
     return upper
 
 
+def alike_odds(shade: np.ndarray, lightness: np.ndarray, prior_odds: np.ndarray, both_read: bool,
+               seek_unread: bool, settings: DecodeSettings) -> np.ndarray | None:
+    """The log-odds that each of a board's pieces of two alike paints is of the first, or None to leave them.
+
+    With ``seek_unread``, the fit (:func:`shade_posterior`) first starts from the split of the
+    shades into two groups of at least ``settings.min_unread_paint`` pieces each
+    (:func:`shade_split`), not from the model's reading. Where only the first paint is read, the
+    model's odds weigh ``settings.unread_odds_weight`` as much in it. That fit stands when at least
+    that many pieces end in the second paint and they are not lighter than the rest by more than
+    ``settings.max_unread_lighter``. Otherwise, where both paints are read, the fit starts from
+    the model's odds. Either fit stands only when its shades lie ``settings.alike_split`` spreads
+    apart.
+
+    Parameters
+    ----------
+    shade : (N,) the pieces' CIELAB colours along the direction on which the first paint lies further.
+    lightness : (N,) their CIELAB L*.
+    prior_odds : (N,) log-odds of the first paint given by the colour model.
+    both_read : whether both paints are read on the board (else only the first is).
+    seek_unread : whether the split of the shades is tried (:data:`ALIKE_PAINTS`).
+    settings : the decoder's constants.
+    """
+    start = shade_split(shade, settings.min_unread_paint) if seek_unread else None
+    if start is not None:
+        weight = 1.0 if both_read else settings.unread_odds_weight
+        odds, separation = shade_posterior(shade, weight * prior_odds, start=start)
+        sought = odds < 0
+        if (separation >= settings.alike_split and settings.min_unread_paint <= sought.sum() < len(sought)
+                and lightness[sought].mean() - lightness[~sought].mean() <= settings.max_unread_lighter):
+            return odds
+    if not both_read:
+        return None
+    odds, separation = shade_posterior(shade, prior_odds)
+    return odds if separation >= settings.alike_split else None
+
+
 def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
                        board_median: float, first: str, second: str,
                        direction: tuple[float, float, float], seek_unread: bool = False) -> list[PlacedReading]:
@@ -539,12 +578,9 @@ def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, ca
     changes keeps the chance the two colours had together, shared by the posterior odds, so its
     confidence says how close it was.
 
-    With ``seek_unread``, a board whose pieces are all read ``first`` is sorted too, when the
-    shades split into two groups of at least ``settings.min_unread_paint`` pieces each
-    (:func:`shade_split`): the fit starts from that split, not from the model's reading, the
-    model's odds weigh only ``settings.unread_odds_weight`` as much in it, and the sort acts
-    only when at least that many pieces end in ``second`` and they are not lighter than the
-    rest by more than ``settings.max_unread_lighter``.
+    With ``seek_unread``, a board whose pieces are all read ``first`` is sorted too
+    (:func:`alike_odds`), and on a board where both are read the fit is first started from the
+    shades' split.
     """
     chosen = [index for index, piece, counts in read_placed(placed, settings, calibration, board_median)
               if counts and piece.kind in ("house", "settler") and piece.player in (first, second)
@@ -557,21 +593,9 @@ def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, ca
                       for r in readings], dtype=np.float64)
     prior = np.log(np.maximum(pairs[:, 0], 1e-12) / np.maximum(pairs[:, 1], 1e-12))
     lab = rgb_to_lab(np.array([r.rgb for r in readings], dtype=np.float64))
-    shade = lab @ np.asarray(direction)
-    start = None
-    if read == {first}:
-        start = shade_split(shade, settings.min_unread_paint)
-        if start is None:
-            return placed
-        prior = settings.unread_odds_weight * prior
-    odds, separation = shade_posterior(shade, prior, start=start)
-    if separation < settings.alike_split:
+    odds = alike_odds(lab @ np.asarray(direction), lab[:, 0], prior, read == {first, second}, seek_unread, settings)
+    if odds is None:
         return placed
-    if start is not None:
-        sought = odds < 0
-        if (not settings.min_unread_paint <= sought.sum() < len(sought)
-                or lab[sought, 0].mean() - lab[~sought, 0].mean() > settings.max_unread_lighter):
-            return placed
     placed = list(placed)
     for index, reading, pair, posterior in zip(chosen, readings, pairs, odds):
         if (posterior > 0) != (reading.colour == first):

@@ -385,6 +385,20 @@ def test_a_beige_player_read_white_throughout_is_found_though_the_model_is_sure_
     assert players(pieces, settings=DecodeSettings(unread_odds_weight=1.0)) == ["white"] * 6
 
 
+def test_beige_pieces_read_white_beside_one_read_beige_are_found_by_the_split_of_yellowness():
+    # Two of three beige pieces read white at odds of 49 to 1: a fit started from the model's reading keeps them
+    # white, one started from the split of the pieces' yellowness (25 apart) does not.
+    def read_as(colour: str, yellowness: int, lighter: int) -> PieceReading:
+        other = "beige" if colour == "white" else "white"
+        return replace(pale_piece(yellowness, lighter), colour_probs=torn(colour, 0.98, other).colour_probs)
+
+    pieces = ([read_as("white", 0, d) for d in (0, -25, 10)] + [read_as("beige", 25, 0)]
+              + [read_as("white", 25, d) for d in (15, -20)])
+    assert players(pieces) == ["white"] * 3 + ["beige"] * 3
+    no_split = DecodeSettings(min_unread_paint=len(pieces))  # no split leaves that many a side
+    assert players(pieces, settings=no_split) == ["white"] * 3 + ["beige"] + ["white"] * 2
+
+
 def test_one_white_player_under_a_warm_lamp_is_not_split():
     # Six white pieces whose yellowness varies by a few CIELAB units (the light across the table).
     assert players([pale_piece(y, d) for y, d in ((0, 0), (3, -20), (6, 10), (9, 5), (12, -10), (15, 0))]) == [

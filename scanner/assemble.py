@@ -51,12 +51,14 @@ throw away what the rules say:
   while within one photo the measured colour of the pieces tells them apart almost
   always, though the lamp makes it useless across photos. When both paints of such a
   pair are read on a board, their pieces are sorted by the measured colour and the
-  model's odds together (:func:`sort_alike_colours`, :data:`ALIKE_PAINTS`). A beige
-  player whose pieces all read white is sought too, where the yellowness of the pieces
-  splits into two groups of three or more and the yellower group is not lighter by
-  more than 10 L* (a warm lamp makes lit white pieces lighter and yellower), the model's
-  odds weighing a quarter as much there, as it reads beige as white; grey is not, as
-  shadows part one player's white pieces in lightness as far as grey does.
+  model's odds together (:func:`sort_alike_colours`, :data:`ALIKE_PAINTS`). For white
+  and beige the fit first starts from the split of the pieces' yellowness into two
+  groups of three or more, and stands where three or more end beige and those are not
+  lighter by more than 10 L* (a warm lamp makes lit white pieces lighter and yellower);
+  else it starts from the model's reading. So a beige player whose pieces all read
+  white is sought too, the model's odds weighing a quarter as much there, as it reads
+  beige as white. Grey is not sought, as shadows part one player's white pieces in
+  lightness as far as grey does.
 * **A doubtful piece is not counted.** With a piece calibration, a piece less
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the
@@ -456,9 +458,9 @@ def settle_colours(placed: list[PlacedReading], max_colours: int, settings: Deco
 
 # Pairs of paints the colour model confuses though one CIELAB direction tells them apart within a photo: the
 # first paint lies further along it. White is lighter than grey; beige is yellower (larger b*) than white.
-# The last field says whether the second paint is sought on boards where only the first is read: beige,
-# which the model reads white most of the time, is; grey is not, as shadows part white pieces in lightness
-# as far as grey parts them (models/README.md).
+# The last field says whether the shades' split is tried first (:func:`alike_odds`), so that the second
+# paint is sought on boards where only the first is read too: beige, which the model reads white most of the
+# time, is; grey is not, as shadows part white pieces in lightness as far as grey parts them (models/README.md).
 ALIKE_PAINTS: tuple[tuple[str, str, tuple[float, float, float], bool], ...] = (
     ("white", "grey", (1.0, 0.0, 0.0), False),
     ("white", "beige", (0.0, 0.0, -1.0), True),

@@ -374,13 +374,17 @@ def test_a_beige_player_read_white_throughout_is_found_by_yellowness():
     assert players(whites + [pale_piece(0, 5)] + beiges[:2]) == ["white"] * 6
 
 
+def sure_pale_piece(colour: str, yellowness: int, lighter: int) -> PieceReading:
+    """As :func:`pale_piece`, read ``colour`` (white or beige) at odds of 49 to 1 against the other."""
+    other = "beige" if colour == "white" else "white"
+    return replace(pale_piece(yellowness, lighter), colour_probs=torn(colour, 0.98, other).colour_probs)
+
+
 def test_a_beige_player_read_white_throughout_is_found_though_the_model_is_sure_of_white():
     # Every piece read white at odds of 49 to 1 against beige (4 nats; 1-6 on the renders where
     # the fit collapsed), their yellowness 20 apart: weighed fully, the odds hold the fit together.
-    def sure_white(yellowness: int, lighter: int) -> PieceReading:
-        return replace(pale_piece(yellowness, lighter), colour_probs=torn("white", 0.98, "beige").colour_probs)
-
-    pieces = [sure_white(0, d) for d in (0, -25, 10)] + [sure_white(20, d) for d in (0, 15, -20)]
+    pieces = ([sure_pale_piece("white", 0, d) for d in (0, -25, 10)]
+              + [sure_pale_piece("white", 20, d) for d in (0, 15, -20)])
     assert players(pieces) == ["white"] * 3 + ["beige"] * 3
     assert players(pieces, settings=DecodeSettings(unread_odds_weight=1.0)) == ["white"] * 6
 
@@ -388,12 +392,8 @@ def test_a_beige_player_read_white_throughout_is_found_though_the_model_is_sure_
 def test_beige_pieces_read_white_beside_one_read_beige_are_found_by_the_split_of_yellowness():
     # Two of three beige pieces read white at odds of 49 to 1: a fit started from the model's reading keeps them
     # white, one started from the split of the pieces' yellowness (25 apart) does not.
-    def read_as(colour: str, yellowness: int, lighter: int) -> PieceReading:
-        other = "beige" if colour == "white" else "white"
-        return replace(pale_piece(yellowness, lighter), colour_probs=torn(colour, 0.98, other).colour_probs)
-
-    pieces = ([read_as("white", 0, d) for d in (0, -25, 10)] + [read_as("beige", 25, 0)]
-              + [read_as("white", 25, d) for d in (15, -20)])
+    pieces = ([sure_pale_piece("white", 0, d) for d in (0, -25, 10)] + [sure_pale_piece("beige", 25, 0)]
+              + [sure_pale_piece("white", 25, d) for d in (15, -20)])
     assert players(pieces) == ["white"] * 3 + ["beige"] * 3
     no_split = DecodeSettings(min_unread_paint=len(pieces))  # no split leaves that many a side
     assert players(pieces, settings=no_split) == ["white"] * 3 + ["beige"] + ["white"] * 2

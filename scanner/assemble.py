@@ -151,17 +151,18 @@ class DecodeSettings:
         as white, :data:`ALIKE_PAINTS`), a board whose pieces are all read in the first paint is
         sorted too when its pieces' shades split into two groups of at least this many each and
         at least this many end in the second paint (:func:`alike_odds`). On a board where both
-        are read, the fit is first started from such a split too; where it ends otherwise, from
-        the model's reading.
+        are read, the fit is first started from such a split too, and where that fit does not
+        stand, from the model's reading.
     max_unread_lighter : a fit started from the split stands only when the pieces put in the
         second paint are not lighter on average (CIELAB L*) than those left in the first by more
         than this. Beige paint is darker than white, while under a warm lamp lit white pieces
         are both lighter and yellower than shaded ones: two boards of one white player were split
         so (models/README.md).
-    unread_odds_weight : the weight of the model's odds in the fit of such a board. The model reads
-        beige pieces as white by 1–6 nats there (that is how every piece came to read white), and
-        at full weight those odds pulled the fit into one group where the paints' shades lay well
-        apart (models/README.md).
+    unread_odds_weight : the weight of the model's odds in the fit of a board whose pieces are all
+        read in the first paint (in the split's fit where both are read they weigh fully). The
+        model reads beige pieces as white by 1–6 nats there (that is how every piece came to read
+        white), and at full weight those odds pulled the fit into one group where the paints'
+        shades lay well apart (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -477,7 +478,7 @@ def shade_posterior(shade: np.ndarray, prior_odds: np.ndarray, min_spread: float
     model's reading is the usual starting point, so where it is sure and wrong about many pieces
     the fit finds two mixed groups little apart and the sort leaves them: a start from the shade
     alone read more pieces right on boards of both paints and split boards of one paint in two
-    (models/README.md). ``start`` serves boards where the model reads one paint throughout.
+    (models/README.md). ``start`` serves the fit started from the shades' split (:func:`alike_odds`).
 
     Parameters
     ----------

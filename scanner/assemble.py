@@ -40,6 +40,12 @@ throw away what the rules say:
   nearly of the other kind changes kind when it is at least ``kind_rule`` as
   likely to be the other kind (:func:`settle_kinds`). A piece read sure of its
   kind keeps it, and the engine reports the break.
+* **A settler is joined to a house, so a piece beside a cut-off one may be missed.** A settler
+  read as joined to no house of its colour is mostly a right reading beyond a piece the scan
+  missed. A doubtful piece beside it (one the presence model sees but the scan does not count)
+  counts in the settler's colour when that joins it and the piece's reading gives that colour
+  some chance (:func:`join_cut_off_settlers`); the piece is marked ``joined_by_rule``. A piece
+  the presence model does not see never joins, so a settler really cut off still reads so.
 * **Two to four players, each a colour.** A board read in more colours than the
   edition allows (four when the edition is not given, two for the classic
   edition) holds a misreading: while too many colours are read, the colour whose
@@ -163,6 +169,12 @@ class DecodeSettings:
         model reads beige pieces as white by 1–6 nats there (that is how every piece came to read
         white), and at full weight those odds pulled the fit into one group where the paints'
         shades lay well apart (models/README.md).
+    min_joining_colour : a doubtful piece beside a settler read as cut off from its colour's houses counts in
+        that colour when that joins the settler and the piece's reading gives the colour at least this chance
+        (:func:`join_cut_off_settlers`); above 1 turns it off. 0.1 was chosen on 700 renders scanned before
+        (0 read one error fewer there; a piece must give the colour some chance). Joining readings the presence
+        model calls absent too (a chance of a piece down to 0.05) read more pieces right there but hid real
+        cut-off settlers (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -182,6 +194,7 @@ class DecodeSettings:
     min_unread_paint: int = 3
     max_unread_lighter: float = 10.0
     unread_odds_weight: float = 0.25
+    min_joining_colour: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -328,8 +341,6 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
         return None
     kind_index = int(np.argmax(reading.kind_probs[1:])) + 1
     kind = PIECE_KINDS[kind_index]
-    extra = {"base_px": [round(v, 1) for v in reading.base_px], "center_px": [round(v, 1) for v in reading.top_px],
-             "rgb": list(reading.rgb)}
     if kind == "runestone":
         piece = Piece(h, reading.sector, kind, None)
         confidence = float(reading.kind_probs[kind_index])
@@ -339,8 +350,14 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
     if calibration is not None:
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
                                                            tile_confidence, board_median))
-    extra["confidence"] = round(confidence, 4)
-    return replace(piece, extra=MappingProxyType(extra))
+    return replace(piece, extra=piece_extra(reading, confidence))
+
+
+def piece_extra(reading: PieceReading, confidence: float, **more) -> MappingProxyType:
+    """A decoded piece's extra fields: where the photo shows it, its colour there, and its confidence."""
+    return MappingProxyType({"base_px": [round(v, 1) for v in reading.base_px],
+                             "center_px": [round(v, 1) for v in reading.top_px], "rgb": list(reading.rgb),
+                             "confidence": round(confidence, 4), **more})
 
 
 def standing_inside(readings: tuple[PieceReading, ...], corners_px: np.ndarray) -> list[PieceReading]:
@@ -364,9 +381,7 @@ def decode_stone_beside(e: EmptyPositionEvidence, settings: DecodeSettings) -> P
     best = max(standing_inside(e.pieces, e.corners_px), key=lambda r: float(r.kind_probs[stone]), default=None)
     if best is None or float(best.kind_probs[stone]) < settings.min_stone_beside:
         return None
-    extra = {"base_px": [round(v, 1) for v in best.base_px], "center_px": [round(v, 1) for v in best.top_px],
-             "rgb": list(best.rgb), "confidence": round(float(best.kind_probs[stone]), 4)}
-    return Piece(e.hex, None, "runestone", None, extra=MappingProxyType(extra))
+    return Piece(e.hex, None, "runestone", None, extra=piece_extra(best, float(best.kind_probs[stone])))
 
 
 @dataclass(frozen=True)
@@ -661,6 +676,63 @@ def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: Decod
     return decode_placed(placed, settings, calibration, board_median)
 
 
+def join_cut_off_settlers(placed: list[PlacedReading], counted: list[Piece], doubtful: list[Piece], tiles: list[Tile],
+                          settings: DecodeSettings, calibration: PieceCalibration | None, board_median: float,
+                          rules: Rules = Rules()) -> tuple[list[Piece], list[Piece]]:
+    """The pieces read on the tiles (as :func:`settle_kinds`), with the doubtful pieces the connection rule asks for.
+
+    A settler read as joined to no house of its colour is mostly a right reading beyond a piece
+    the scan missed. While the pieces on the board leave settlers so cut off, the doubtful piece
+    beside one of them that is likeliest to be a piece counts, in that settler's colour, when it
+    stands on a plain, its reading gives that colour at least ``min_joining_colour``, and read so
+    (a house where the model finds a house likelier than a settler and the colour has a house to
+    spare, else a settler) it leaves fewer of that colour's settlers cut off. Its confidence is the
+    calibrated one, with that colour's chance in place of the likeliest colour's. Only a piece the
+    presence model sees joins (a doubtful piece is one), so a settler really cut off with nothing
+    seen beside it still reads cut off, and the engine reports it.
+    """
+    if settings.min_joining_colour > 1.0 or calibration is None:  # without a calibration no piece is doubtful
+        return counted, doubtful
+    house, settler = PIECE_KINDS.index("house"), PIECE_KINDS.index("settler")
+    readings = {p.hex: p for p in placed if p.alone}
+    counted, doubtful = list(counted), list(doubtful)
+
+    def cut_off(pieces: list[Piece]) -> Counter:
+        broken, _undecided = piece_verdicts(Board.from_tiles(tiles, pieces, edition=rules.edition), rules)
+        return Counter(v.pieces[0].player for v in broken if v.rule == "settler-disconnected")
+
+    while doubtful:
+        cut = cut_off(counted)
+        beside = {}  # position -> colours of the cut-off settlers beside it
+        for piece in counted:
+            if piece.kind == "settler" and cut[piece.player]:
+                for h in piece.hex.neighbours():
+                    beside.setdefault(h, set()).add(piece.player)
+        houses = Counter(piece.player for piece in counted if piece.kind == "house")
+        joins = []  # (chance of a piece, the piece in the settler's colour, the chance of that colour)
+        for h in (piece.hex for piece in doubtful if piece.hex in beside):
+            entry = readings[h]
+            names, kinds = list(entry.reading.colour_names), entry.reading.kind_probs
+            sector = place_piece(entry.reading, entry.terrain)
+            for colour in sorted(beside[h] & set(names)):
+                chance = float(entry.reading.colour_probs[names.index(colour)])
+                spare = houses[colour] < rules.houses_per_player
+                kind = "house" if kinds[house] > kinds[settler] and spare else "settler"
+                piece = Piece(h, sector, kind, colour)
+                if (entry.terrain[sector] == "P" and chance >= settings.min_joining_colour
+                        and cut_off(counted + [piece])[colour] < cut[colour]):
+                    joins.append((1.0 - float(kinds[0]), piece, chance))
+        if not joins:
+            break
+        _presence, piece, chance = max(joins, key=lambda join: join[0])
+        entry = readings[piece.hex]
+        confidence = calibration.confidence(piece_features(entry.reading.kind_probs, np.array([chance]),
+                                                           entry.tile_confidence, board_median))
+        counted.append(replace(piece, extra=piece_extra(entry.reading, confidence, joined_by_rule=True)))
+        doubtful = [other for other in doubtful if other.hex != piece.hex]
+    return counted, doubtful
+
+
 def inferred_edition(pieces: list[Piece]) -> str:
     """The edition a board read shows: the 2022 edition when it holds a rune stone or more than two colours (the
     classic edition has no rune stones and seats two players), else the classic edition."""
@@ -719,6 +791,8 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         placed = sort_alike_colours(placed, settings, piece_calibration, board_median, first, second, direction,
                                     seek_unread)
     pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median, rules)
+    pieces, unsure = join_cut_off_settlers(placed, pieces, unsure, tiles, settings, piece_calibration, board_median,
+                                           rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]

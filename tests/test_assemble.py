@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
                               place_piece, ring_marginals, shade_posterior, shade_split)
+from scanner.confidence import FEATURES, PieceCalibration
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
 CORNERS = np.array([[10.0 + 10 * np.cos(np.radians(30 + 60 * k)), 10 - 10 * np.sin(np.radians(30 + 60 * k))]
@@ -274,6 +275,56 @@ def test_five_houses_read_sure_stay_and_the_engine_reports_them():
 def test_pieces_read_as_sharing_a_tile_keep_their_kinds():
     board = assemble({A: evidence(A, sure(PLAIN), leaning(0.3, 0.6), reading(1, 7, "blue"))})
     assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]
+
+
+# -- a piece the connection rule asks for -----------------------------------------------------------
+
+#: Trusts the presence model alone, less a nat: a piece seen at 0.6 is doubtful (0.36), one seen at 0.99 is not.
+PRESENCE_LESS_ONE = PieceCalibration(tuple(float(name == "presence") - float(name == "bias") for name in FEATURES), {})
+
+
+def faint_settler(presence: float, red: float = 0.99) -> PieceReading:
+    """A settler reading with chance ``presence`` of a piece, read red with chance ``red`` and blue otherwise."""
+    sure_one = reading(2, 1)
+    colours = np.full(len(COLOUR_NAMES), 1e-4)
+    colours[COLOUR_NAMES.index("red")], colours[COLOUR_NAMES.index("blue")] = red, 1.0 - red
+    kinds = np.array([1.0 - presence, 0.1 * presence, 0.9 * presence, 0.0])
+    return PieceReading(kinds, colours / colours.sum(), COLOUR_NAMES, sure_one.base_px, sure_one.top_px, 1,
+                        sure_one.rgb)
+
+
+def chain(middle: PieceReading, settings: DecodeSettings = DecodeSettings()):
+    """A red house, ``middle``, and a red settler read sure, on three plains in a row (the house's tile is not
+    beside the settler's)."""
+    return assemble({ROW[1]: evidence(ROW[1], sure(PLAIN), reading(1, 1)),
+                     ROW[2]: evidence(ROW[2], sure(PLAIN), middle),
+                     ROW[3]: evidence(ROW[3], sure(PLAIN), reading(2, 1))},
+                    settings=settings, piece_calibration=PRESENCE_LESS_ONE)
+
+
+def broken_rules(board) -> set[str]:
+    """The rules the board breaks (three tiles in a row break the layout's too)."""
+    return {v.rule for v in board.legal_violations()}
+
+
+@pytest.mark.parametrize("red, joined", [(0.99, True), (0.3, True), (0.05, False)])
+def test_a_doubtful_piece_that_joins_a_cut_off_settler_counts_in_its_colour(red, joined):
+    board = chain(faint_settler(0.6, red))
+    assert (ROW[2] in {p.hex for p in board.pieces}) == joined
+    if joined:
+        piece = next(p for p in board.pieces if p.hex == ROW[2])
+        assert (piece.player, piece.extra["joined_by_rule"]) == ("red", True)
+        assert piece.extra["confidence"] < DecodeSettings().min_piece_confidence
+        assert "settler-disconnected" not in broken_rules(board) and "doubtful_pieces" not in board.extra
+    else:  # the reading gives red too little chance: doubtful, and the break is reported
+        assert [p["player"] for p in board.extra["doubtful_pieces"]] == ["blue"]
+        assert "settler-disconnected" in broken_rules(board)
+
+
+def test_a_settler_cut_off_with_no_piece_seen_beside_it_still_reads_cut_off():
+    for board in (chain(faint_settler(0.2)), chain(faint_settler(0.6), DecodeSettings(min_joining_colour=2.0))):
+        assert [p.hex for p in board.pieces] == [ROW[1], ROW[3]]
+        assert "settler-disconnected" in broken_rules(board)
 
 
 # -- two to four players, each a colour ------------------------------------------------------------

@@ -4,7 +4,8 @@ Readable without telling colours apart: sectors carry their letter (S, M, P),
 unread sectors a ``?`` and their tile a dashed outline; players are labelled
 A, B, C… (the legend names their colour and score), kinds by shape (square
 house, circle settler, triangle rune stone); a piece too doubtful to count is a
-hollow circle with a ``?``; territory is tinted and hatched with the owning
+hollow circle with a ``?``, and one the connection rule counted is outlined in the
+colour of ``?``; territory is tinted and hatched with the owning
 player's letter.
 """
 
@@ -102,12 +103,14 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
             continue
         x, y, size = _marker(base, scale, out.shape[1])
         colour = PLAYER_BGR.get(piece.player or "", (255, 255, 255))
+        # Outlined as unsure: a doubtful piece the connection rule counted (scanner.assemble.join_cut_off_settlers).
+        outline = TERRAIN_BGR["?"] if piece.extra.get("joined_by_rule") else (0, 0, 0)
         if piece.kind == "house":
             cv2.rectangle(out, (int(x - size), int(y - size)), (int(x + size), int(y + size)), colour, -1)
-            cv2.rectangle(out, (int(x - size), int(y - size)), (int(x + size), int(y + size)), (0, 0, 0), 2)
+            cv2.rectangle(out, (int(x - size), int(y - size)), (int(x + size), int(y + size)), outline, 2)
         elif piece.kind == "settler":
             cv2.circle(out, (int(x), int(y)), size, colour, -1, cv2.LINE_AA)
-            cv2.circle(out, (int(x), int(y)), size, (0, 0, 0), 2, cv2.LINE_AA)
+            cv2.circle(out, (int(x), int(y)), size, outline, 2, cv2.LINE_AA)
         else:
             tri = np.array([[x, y - size * 1.2], [x - size, y + size * 0.8], [x + size, y + size * 0.8]])
             cv2.fillPoly(out, [tri.astype(np.int32)], (200, 200, 200))

@@ -177,7 +177,8 @@ class Scanner:
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(lattice) + unread_advice(board)
-                  + inferred_advice(board) + doubtful_advice(board) + palette_advice(board, self.calibration))
+                  + inferred_advice(board) + doubtful_advice(board) + joined_advice(board)
+                  + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 
@@ -358,6 +359,16 @@ def doubtful_advice(board: Board) -> list[str]:
     named = _first_few([f"{p.get('player') or ''} {p['kind']} at ({p['q']},{p['r']})".strip() for p in doubtful])
     return [f"{len(doubtful)} possible piece(s) not counted, the scan is unsure of them ({named}): "
             "check them on the table."]
+
+
+def joined_advice(board: Board) -> list[str]:
+    """One sentence about doubtful pieces counted because a settler of their colour needs them, if any."""
+    joined = [p for p in board.pieces if p.extra.get("joined_by_rule")]
+    if not joined:
+        return []
+    named = _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in joined])
+    return [f"{len(joined)} piece(s) the scan is unsure of were counted because a settler of their colour needs "
+            f"them to reach a house ({named}): check them on the table."]
 
 
 def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:

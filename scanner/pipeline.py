@@ -362,13 +362,13 @@ def doubtful_advice(board: Board) -> list[str]:
 
 
 def joined_advice(board: Board) -> list[str]:
-    """One sentence about doubtful pieces counted because a settler of their colour needs them, if any."""
+    """One sentence about doubtful pieces the connection rule counted (joined to a house, or joining a settler), if any."""
     joined = [p for p in board.pieces if p.extra.get("joined_by_rule")]
     if not joined:
         return []
     named = _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in joined])
-    return [f"{len(joined)} piece(s) the scan is unsure of were counted because a settler of their colour needs "
-            f"them to reach a house ({named}): check them on the table."]
+    return [f"{len(joined)} piece(s) the scan is unsure of were counted because they stand joined to a house of "
+            f"their colour, or join a settler to one ({named}): check them on the table."]
 
 
 def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:

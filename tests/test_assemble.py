@@ -279,8 +279,10 @@ def test_pieces_read_as_sharing_a_tile_keep_their_kinds():
 
 # -- a piece the connection rule asks for -----------------------------------------------------------
 
-#: Trusts the presence model alone, less a nat: a piece seen at 0.6 is doubtful (0.36), one seen at 0.99 is not.
-PRESENCE_LESS_ONE = PieceCalibration(tuple(float(name == "presence") - float(name == "bias") for name in FEATURES), {})
+def presence_less(nats: float) -> PieceCalibration:
+    """A piece calibration trusting the presence model alone, less ``nats``: less one, a piece seen at 0.6 is
+    doubtful (0.36) and one seen at 0.99 is not (0.97); less two, the piece seen at 0.6 is 0.17 sure."""
+    return PieceCalibration(tuple(float(name == "presence") - nats * float(name == "bias") for name in FEATURES), {})
 
 
 def faint_settler(presence: float, red: float = 0.99) -> PieceReading:
@@ -299,7 +301,7 @@ def chain(middle: PieceReading, settings: DecodeSettings = DecodeSettings()):
     return assemble({ROW[1]: evidence(ROW[1], sure(PLAIN), reading(1, 1)),
                      ROW[2]: evidence(ROW[2], sure(PLAIN), middle),
                      ROW[3]: evidence(ROW[3], sure(PLAIN), reading(2, 1))},
-                    settings=settings, piece_calibration=PRESENCE_LESS_ONE)
+                    settings=settings, piece_calibration=presence_less(1.0))
 
 
 def broken_rules(board) -> set[str]:
@@ -322,9 +324,25 @@ def test_a_doubtful_piece_that_joins_a_cut_off_settler_counts_in_its_colour(red,
 
 
 def test_a_settler_cut_off_with_no_piece_seen_beside_it_still_reads_cut_off():
-    for board in (chain(faint_settler(0.2)), chain(faint_settler(0.6), DecodeSettings(min_joining_colour=2.0))):
+    rules_off = DecodeSettings(min_joining_colour=2.0, min_joined_settler=2.0)
+    for board in (chain(faint_settler(0.2)), chain(faint_settler(0.6), rules_off)):
         assert [p.hex for p in board.pieces] == [ROW[1], ROW[3]]
         assert "settler-disconnected" in broken_rules(board)
+
+
+@pytest.mark.parametrize("red, nats, counted", [(0.99, 1.0, True), (0.05, 1.0, False), (0.99, 2.0, False)])
+def test_a_doubtful_settler_joined_to_a_house_of_its_colour_counts(red, nats, counted):
+    """Counted when joined (a blue one beside the red house is not) and at least min_joined_settler sure."""
+    board = assemble({ROW[1]: evidence(ROW[1], sure(PLAIN), reading(1, 1)),
+                      ROW[2]: evidence(ROW[2], sure(PLAIN), faint_settler(0.6, red))},
+                     piece_calibration=presence_less(nats))
+    at = {p.hex: p for p in board.pieces}
+    assert (ROW[2] in at) == counted
+    if counted:
+        assert at[ROW[2]].extra["joined_by_rule"] and at[ROW[2]].extra["confidence"] < 0.4
+        assert "doubtful_pieces" not in board.extra
+    else:
+        assert len(board.extra["doubtful_pieces"]) == 1
 
 
 # -- two to four players, each a colour ------------------------------------------------------------

@@ -633,6 +633,11 @@ def sort_alike_colours(placed: list[PlacedReading], settings: DecodeSettings, ca
     return placed
 
 
+def piece_breaks(tiles: list[Tile], pieces: list[Piece], rules: Rules) -> list:
+    """The piece rules the board of ``tiles`` and ``pieces`` breaks (the engine's verdicts, undecided ones left out)."""
+    return piece_verdicts(Board.from_tiles(tiles, pieces, edition=rules.edition), rules)[0]
+
+
 def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: DecodeSettings,
                  calibration: PieceCalibration | None, board_median: float,
                  rules: Rules = Rules()) -> tuple[list[Piece], list[Piece]]:
@@ -655,8 +660,7 @@ def settle_kinds(placed: list[PlacedReading], tiles: list[Tile], settings: Decod
             return counted, doubtful
         houses = Counter(piece.player for piece in counted if piece.kind == "house")
         suspects = []  # (piece, kind index that breaks the rule)
-        broken, _undecided = piece_verdicts(Board.from_tiles(tiles, counted, edition=rules.edition), rules)
-        for violation in broken:
+        for violation in piece_breaks(tiles, counted, rules):
             if violation.rule == "piece-count":
                 suspects += [(piece, house) for piece in violation.pieces if piece.kind == "house"]
             elif violation.rule == "settler-disconnected":
@@ -706,7 +710,7 @@ def join_cut_off_settlers(placed: list[PlacedReading], counted: list[Piece], dou
     counted, doubtful = list(counted), list(doubtful)
 
     def cut_off(pieces: list[Piece]) -> Counter:
-        broken, _undecided = piece_verdicts(Board.from_tiles(tiles, pieces, edition=rules.edition), rules)
+        broken = piece_breaks(tiles, pieces, rules)
         return Counter(v.pieces[0].player for v in broken if v.rule == "settler-disconnected")
 
     while doubtful:
@@ -754,17 +758,14 @@ def count_joined_settlers(counted: list[Piece], doubtful: list[Piece], tiles: li
     if settings.min_joined_settler > 1.0:
         return counted, doubtful
 
-    def broken(pieces: list[Piece]) -> int:
-        return len(piece_verdicts(Board.from_tiles(tiles, pieces, edition=rules.edition), rules)[0])
-
     counted, taken = list(counted), set()
-    now = broken(counted)
+    now = len(piece_breaks(tiles, counted, rules))
     for index in sorted(range(len(doubtful)), key=lambda i: -doubtful[i].extra["confidence"]):
         piece = doubtful[index]
         if (piece.kind != "settler" or piece.extra["confidence"] < settings.min_joined_settler
                 or any(other.hex == piece.hex for other in counted)):
             continue
-        if (after := broken(counted + [piece])) <= now:
+        if (after := len(piece_breaks(tiles, counted + [piece], rules))) <= now:
             counted.append(replace(piece, extra=MappingProxyType({**piece.extra, "joined_by_rule": True})))
             taken.add(index)
             now = after

@@ -362,13 +362,13 @@ def doubtful_advice(board: Board) -> list[str]:
 
 
 def joined_advice(board: Board) -> list[str]:
-    """One sentence about doubtful pieces the connection rule counted (joined to a house, or joining a settler), if any."""
+    """One sentence about doubtful pieces the connection rule counted (joined to a house, or joining a settler to
+    one), if any."""
     joined = [p for p in board.pieces if p.extra.get("joined_by_rule")]
     if not joined:
         return []
-    named = _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in joined])
     return [f"{len(joined)} piece(s) the scan is unsure of were counted because they stand joined to a house of "
-            f"their colour, or join a settler to one ({named}): check them on the table."]
+            f"their colour, or join a settler to one ({_named(joined)}): check them on the table."]
 
 
 def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:
@@ -379,9 +379,13 @@ def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:
     strangers = [p for p in board.pieces if p.is_player_piece and p.player not in palette]
     if not strangers:
         return []
-    named = _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in strangers])
     return [f"{len(strangers)} piece(s) match no player colour of calibration {calibration.name} and were named by "
-            f"the standard colours ({named}): a player it does not know, or another copy's calibration?"]
+            f"the standard colours ({_named(strangers)}): a player it does not know, or another copy's calibration?"]
+
+
+def _named(pieces: list) -> str:
+    """The first few pieces as "colour kind at (q,r)" (:func:`_first_few`)."""
+    return _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in pieces])
 
 
 def _first_few(names: list[str], most: int = 6) -> str:

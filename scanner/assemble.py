@@ -44,11 +44,10 @@ throw away what the rules say:
   read as joined to no house of its colour is mostly a right reading beyond a piece the scan
   missed. A doubtful piece beside it (one the presence model sees but the scan does not count)
   counts in the settler's colour when that joins it and the piece's reading gives that colour
-  some chance (:func:`join_cut_off_settlers`). A doubtful settler that stands joined to a house
-  of its colour counts too when it is not far from sure (:func:`count_joined_settlers`): where
-  the rules allow a settler, one read there is likelier real. Such pieces are marked
-  ``joined_by_rule``. A piece the presence model does not see never counts, so a settler really
-  cut off still reads so.
+  some chance (:func:`join_cut_off_settlers`); such pieces are marked ``joined_by_rule``. A
+  doubtful settler merely standing joined stays doubtful: so counted, it was right less often than
+  not on fresh renders (models/README.md, fortieth session). A piece the presence model does not
+  see never counts, so a settler really cut off still reads so.
 * **Two to four players, each a colour.** A board read in more colours than the
   edition allows (four when the edition is not given, two for the classic
   edition) holds a misreading: while too many colours are read, the colour whose
@@ -178,10 +177,6 @@ class DecodeSettings:
         (0 read one error fewer there; a piece must give the colour some chance). Joining readings the presence
         model calls absent too (a chance of a piece down to 0.05) read more pieces right there but hid real
         cut-off settlers (models/README.md).
-    min_joined_settler : a doubtful settler at least this sure (its calibrated confidence) counts where the
-        board then breaks no more rules, as a settler joined to a house of its colour does
-        (:func:`count_joined_settlers`); above 1 turns it off. 0.2 was chosen on the same 700 renders (0.1 set
-        three photos worse, 0.3 gained half as much; houses so counted cost errors).
     """
 
     mismatch: float = 0.02
@@ -202,7 +197,6 @@ class DecodeSettings:
     max_unread_lighter: float = 10.0
     unread_odds_weight: float = 0.25
     min_joining_colour: float = 0.1
-    min_joined_settler: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -745,33 +739,6 @@ def join_cut_off_settlers(placed: list[PlacedReading], counted: list[Piece], dou
     return counted, doubtful
 
 
-def count_joined_settlers(counted: list[Piece], doubtful: list[Piece], tiles: list[Tile], settings: DecodeSettings,
-                          rules: Rules = Rules()) -> tuple[list[Piece], list[Piece]]:
-    """The pieces read on the tiles, with the doubtful settlers the connection rule vouches for.
-
-    A doubtful settler at least ``min_joined_settler`` sure counts, the surest first, where the board
-    then breaks no more rules than without it: joined to a house of its colour through pieces of its
-    colour, on a plain or a sector not read, alone on its tile. A settler standing where the rules
-    allow none is more likely something else read as a piece, and stays doubtful. It keeps its
-    confidence and is marked ``joined_by_rule``.
-    """
-    if settings.min_joined_settler > 1.0:
-        return counted, doubtful
-
-    counted, taken = list(counted), set()
-    now = len(piece_breaks(tiles, counted, rules))
-    for index in sorted(range(len(doubtful)), key=lambda i: -doubtful[i].extra["confidence"]):
-        piece = doubtful[index]
-        if (piece.kind != "settler" or piece.extra["confidence"] < settings.min_joined_settler
-                or any(other.hex == piece.hex for other in counted)):
-            continue
-        if (after := len(piece_breaks(tiles, counted + [piece], rules))) <= now:
-            counted.append(replace(piece, extra=MappingProxyType({**piece.extra, "joined_by_rule": True})))
-            taken.add(index)
-            now = after
-    return counted, [piece for index, piece in enumerate(doubtful) if index not in taken]
-
-
 def inferred_edition(pieces: list[Piece]) -> str:
     """The edition a board read shows: the 2022 edition when it holds a rune stone or more than two colours (the
     classic edition has no rune stones and seats two players), else the classic edition."""
@@ -832,7 +799,6 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     pieces, unsure = settle_kinds(placed, tiles, settings, piece_calibration, board_median, rules)
     pieces, unsure = join_cut_off_settlers(placed, pieces, unsure, tiles, settings, piece_calibration, board_median,
                                            rules)
-    pieces, unsure = count_joined_settlers(pieces, unsure, tiles, settings, rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]

@@ -103,8 +103,7 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
             continue
         x, y, size = _marker(base, scale, out.shape[1])
         colour = PLAYER_BGR.get(piece.player or "", (255, 255, 255))
-        # Outlined as unsure: a doubtful piece the connection rule counted (scanner.assemble.join_cut_off_settlers,
-        # count_joined_settlers).
+        # Outlined as unsure: a doubtful piece the connection rule counted (scanner.assemble.join_cut_off_settlers).
         outline = TERRAIN_BGR["?"] if piece.extra.get("joined_by_rule") else (0, 0, 0)
         if piece.kind == "house":
             cv2.rectangle(out, (int(x - size), int(y - size)), (int(x + size), int(y + size)), colour, -1)

@@ -362,13 +362,12 @@ def doubtful_advice(board: Board) -> list[str]:
 
 
 def joined_advice(board: Board) -> list[str]:
-    """One sentence about doubtful pieces the connection rule counted (joined to a house, or joining a settler to
-    one), if any."""
+    """One sentence about doubtful pieces the connection rule counted (each joins a settler to a house), if any."""
     joined = [p for p in board.pieces if p.extra.get("joined_by_rule")]
     if not joined:
         return []
-    return [f"{len(joined)} piece(s) the scan is unsure of were counted because they stand joined to a house of "
-            f"their colour, or join a settler to one ({_named(joined)}): check them on the table."]
+    return [f"{len(joined)} piece(s) the scan is unsure of were counted because they join a settler to a house of "
+            f"its colour ({_named(joined)}): check them on the table."]
 
 
 def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:

@@ -324,25 +324,19 @@ def test_a_doubtful_piece_that_joins_a_cut_off_settler_counts_in_its_colour(red,
 
 
 def test_a_settler_cut_off_with_no_piece_seen_beside_it_still_reads_cut_off():
-    rules_off = DecodeSettings(min_joining_colour=2.0, min_joined_settler=2.0)
+    rules_off = DecodeSettings(min_joining_colour=2.0)
     for board in (chain(faint_settler(0.2)), chain(faint_settler(0.6), rules_off)):
         assert [p.hex for p in board.pieces] == [ROW[1], ROW[3]]
         assert "settler-disconnected" in broken_rules(board)
 
 
-@pytest.mark.parametrize("red, nats, counted", [(0.99, 1.0, True), (0.05, 1.0, False), (0.99, 2.0, False)])
-def test_a_doubtful_settler_joined_to_a_house_of_its_colour_counts(red, nats, counted):
-    """Counted when joined (a blue one beside the red house is not) and at least min_joined_settler sure."""
+def test_a_doubtful_settler_joined_to_a_house_of_its_colour_stays_doubtful():
+    """The rules allow it there, but that alone does not make it real (models/README.md, fortieth session)."""
     board = assemble({ROW[1]: evidence(ROW[1], sure(PLAIN), reading(1, 1)),
-                      ROW[2]: evidence(ROW[2], sure(PLAIN), faint_settler(0.6, red))},
-                     piece_calibration=presence_less(nats))
-    at = {p.hex: p for p in board.pieces}
-    assert (ROW[2] in at) == counted
-    if counted:
-        assert at[ROW[2]].extra["joined_by_rule"] and at[ROW[2]].extra["confidence"] < 0.4
-        assert "doubtful_pieces" not in board.extra
-    else:
-        assert len(board.extra["doubtful_pieces"]) == 1
+                      ROW[2]: evidence(ROW[2], sure(PLAIN), faint_settler(0.6, 0.99))},
+                     piece_calibration=presence_less(1.0))
+    assert ROW[2] not in {p.hex for p in board.pieces}
+    assert [(p["kind"], p["player"]) for p in board.extra["doubtful_pieces"]] == [("settler", "red")]
 
 
 # -- two to four players, each a colour ------------------------------------------------------------

@@ -78,6 +78,14 @@ throw away what the rules say:
   ``min_stone_beside`` sure of one: a house or settler off the tiles is no
   board position, and the table around a board holds dice, cards and hands.
 
+Before the rules, one photo's own look: where the sector network reads part of a
+board sure, that part shows what sea, mountain and plain look like in this printing
+under this light. A Gaussian per terrain over the colour of those sectors (the
+terrain look a calibration learns from a corrected board, here learnt from the
+photo's own sure reading) weighs every sector's probabilities, weakly
+(``photo_look``; :func:`with_photo_look`): a sector read unsure, or read as a
+terrain that looks otherwise here, leans to the terrain it looks like.
+
 A sector whose decoded letter has a posterior below ``unsure`` is written
 ``?``; so is a sector outside the photo.
 """
@@ -91,12 +99,14 @@ from typing import Mapping
 
 import cv2
 import numpy as np
+from scipy.special import chdtri
 
 from fjords.board import EDITIONS, Board, Piece, Tile
 from fjords.boardjson import piece_to_json
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
 from fjords.piece_checks import piece_verdicts
 from fjords.rules import Rules
+from scanner.calibration import FEATURE_NAMES, photo_terrain_look
 from scanner.confidence import PieceCalibration, board_confidence, piece_features
 from scanner.pieces import PIECE_KINDS, PieceReading, rgb_to_lab
 
@@ -177,6 +187,17 @@ class DecodeSettings:
         (0 read one error fewer there; a piece must give the colour some chance). Joining readings the presence
         model calls absent too (a chance of a piece down to 0.05) read more pieces right there but hid real
         cut-off settlers (models/README.md).
+    photo_look : the weight of the photo's own terrain look (:func:`with_photo_look`): a Gaussian per
+        terrain over the colour of the sectors read at least ``photo_look_sure`` sure, whose
+        log-likelihood is added, so weighted, to every sector's log-probabilities before decoding;
+        0 turns it off. 0.03 (with ``photo_look_sure`` 0.999) was chosen on 420 renders scanned
+        before: 1.3 % fewer errors and fewer silent sector errors; 0.1 read fewer errors still but
+        more silent ones, and larger weights both more (models/README.md).
+    photo_look_sure : the decoded posterior at and above which a seen sector's reading is taken as
+        its terrain for the photo's own look.
+    photo_look_within : the look weighs only sectors whose colour lies within this quantile of the
+        nearest terrain's Gaussian (chi-square, one degree of freedom per colour statistic); a sector
+        it does not recognise (a piece, a shadow, glare) keeps the network's reading. 1 weighs all.
     """
 
     mismatch: float = 0.02
@@ -197,6 +218,9 @@ class DecodeSettings:
     max_unread_lighter: float = 10.0
     unread_odds_weight: float = 0.25
     min_joining_colour: float = 0.1
+    photo_look: float = 0.1
+    photo_look_sure: float = 0.999
+    photo_look_within: float = 0.95
 
 
 @dataclass(frozen=True)
@@ -209,6 +233,7 @@ class TileEvidence:
     corners_px: np.ndarray           # (6, 2) in original photo pixels
     visible: float = 1.0
     pieces: tuple[PieceReading, ...] = ()
+    sector_features: np.ndarray | None = None  # (12, F) colour statistics (scanner.calibration.sector_features)
 
 
 @dataclass(frozen=True)
@@ -746,6 +771,32 @@ def inferred_edition(pieces: list[Piece]) -> str:
     return "2022" if runestone or len({piece.player for piece in pieces if piece.player}) > 2 else "classic"
 
 
+def with_photo_look(evidence: Mapping[Hex, TileEvidence], settings: DecodeSettings) -> dict[Hex, TileEvidence]:
+    """The evidence with its sectors' probabilities weighed by the photo's own terrain look.
+
+    A terrain the network reads sure in part of a photo shows there what that terrain looks like in
+    this printing under this light; a sector the network reads unsure, or as another terrain, whose
+    colour matches it is pulled towards it (:func:`scanner.calibration.photo_terrain_look`). The
+    sure readings are the decoded ones (edge agreement and the rim's runs taken in); tiles without
+    ``sector_features`` are left as they are.
+    """
+    read = [h for h, e in evidence.items() if e.sector_features is not None]
+    if not settings.photo_look or not read:
+        return dict(evidence)
+    posterior = decode_sectors(evidence, settings)
+    probs = np.stack([posterior[h] for h in read])
+    seen = np.stack([evidence[h].sector_visible for h in read]) >= settings.min_sector_visible
+    look = photo_terrain_look(np.stack([evidence[h].sector_features for h in read]), probs.argmax(axis=-1),
+                              seen & (probs.max(axis=-1) >= settings.photo_look_sure), settings.photo_look)
+    if look is None:
+        return dict(evidence)
+    farthest = chdtri(len(FEATURE_NAMES), 1.0 - settings.photo_look_within)  # the chi-square quantile
+    return {h: replace(e, sector_probs=np.where(look.mahalanobis(e.sector_features).min(axis=-1, keepdims=True)
+                                                <= farthest, look.adjust(e.sector_probs, e.sector_features),
+                                                e.sector_probs))
+            if e.sector_features is not None else e for h, e in evidence.items()}
+
+
 def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, edition: str | None = None,
              settings: DecodeSettings = DecodeSettings(), extra: Mapping | None = None,
              piece_calibration: PieceCalibration | None = None) -> Board:
@@ -761,6 +812,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     beside = [e for e in evidence.values() if isinstance(e, EmptyPositionEvidence)]
     evidence = {h: e for h, e in evidence.items() if isinstance(e, TileEvidence)
                 and (e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable)}
+    evidence = with_photo_look(evidence, settings)
     posterior = decode_sectors(evidence, settings)
     terrains = {h: terrain_string(posterior[h], e.sector_visible, settings) for h, e in evidence.items()}
     # A partly hidden tile of which nothing reads, yet not hidden as under a hand: a tile look, not a tile.

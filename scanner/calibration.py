@@ -119,14 +119,18 @@ class TerrainLook:
     covariances: np.ndarray  # (3, F, F)
     weight: float
 
-    def log_likelihood(self, features: np.ndarray) -> np.ndarray:
-        """``(..., 3)`` log-density of each terrain for features ``(..., F)``, clipped to a span below the best."""
+    def mahalanobis(self, features: np.ndarray) -> np.ndarray:
+        """``(..., 3)`` squared Mahalanobis distance of features ``(..., F)`` from each terrain."""
         out = np.empty(features.shape[:-1] + (len(TERRAINS),))
         for t in range(len(TERRAINS)):
             d = features - self.means[t]
-            inverse = np.linalg.inv(self.covariances[t])
-            _, logdet = np.linalg.slogdet(self.covariances[t])
-            out[..., t] = -0.5 * (np.einsum("...i,ij,...j->...", d, inverse, d) + logdet)
+            out[..., t] = np.einsum("...i,ij,...j->...", d, np.linalg.inv(self.covariances[t]), d)
+        return out
+
+    def log_likelihood(self, features: np.ndarray) -> np.ndarray:
+        """``(..., 3)`` log-density of each terrain for features ``(..., F)``, clipped to a span below the best."""
+        logdet = np.array([np.linalg.slogdet(c)[1] for c in self.covariances])
+        out = -0.5 * (self.mahalanobis(features) + logdet)
         return np.maximum(out, out.max(axis=-1, keepdims=True) - LOG_LIKELIHOOD_SPAN)
 
     def adjust(self, probs: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -289,16 +293,20 @@ def sector_features(patches: np.ndarray) -> np.ndarray:
     balance (which move every colour of the photo together) moves the features
     little; the CIELAB spread of the pixels follows.
     """
-    masks = sector_masks(patches.shape[1])
-    out = np.zeros((len(patches), SECTORS, len(FEATURE_NAMES)))
-    for k, patch in enumerate(patches):
-        lab = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2LAB)
-        for i in range(SECTORS):
-            pixels = lab[masks[i]]
-            out[k, i, :3] = pixels.mean(axis=0)
-            out[k, i, 3:] = pixels.std(axis=0)
-    if len(out):
-        out[..., :3] -= np.median(out[..., :3].reshape(-1, 3), axis=0)
+    n, size = len(patches), patches.shape[1]
+    out = np.zeros((n, SECTORS, len(FEATURE_NAMES)))
+    if not n:
+        return out
+    # One colour conversion for every patch (stacked as one tall image) and the per-sector sums as one
+    # product with the masks: a scan computes these for every tile of every photo.
+    tall = patches.reshape(n * size, size, 3).astype(np.float32) / 255.0
+    lab = cv2.cvtColor(tall, cv2.COLOR_BGR2LAB).reshape(n, size * size, 3).astype(np.float64)
+    weights = sector_masks(size).reshape(SECTORS, -1).astype(np.float64)
+    weights /= weights.sum(axis=1, keepdims=True)
+    means = np.swapaxes(np.swapaxes(lab, 1, 2) @ weights.T, 1, 2)
+    squares = np.swapaxes(np.swapaxes(lab * lab, 1, 2) @ weights.T, 1, 2)
+    out[..., :3] = means - np.median(means.reshape(-1, 3), axis=0)
+    out[..., 3:] = np.sqrt(np.maximum(squares - means * means, 0.0))
     return out
 
 
@@ -317,6 +325,17 @@ def _gaussians(sums: np.ndarray, outer: np.ndarray, counts: np.ndarray,
             means[t] = sums[t] / counts[t] if counts[t] else pooled[0]
             covariances[t] = pooled[1] + ridge
     return means, covariances
+
+
+def _tile_statistics(features: np.ndarray, labels: np.ndarray, usable: np.ndarray) -> tuple:
+    """Per tile and terrain the sums ``(n, 3, F)``, outer products ``(n, 3, F, F)`` and counts ``(n, 3)``
+    of the ``usable`` sectors' features, and the pooled mean and covariance of all of them."""
+    onehot = np.eye(len(TERRAINS))[labels] * usable[..., None]
+    sums = np.einsum("nst,nsf->ntf", onehot, features)
+    outer = np.einsum("nst,nsf,nsg->ntfg", onehot, features, features)
+    x = features[usable]
+    pooled = (x.mean(axis=0), np.cov(x.T) if len(x) > 1 else np.eye(features.shape[-1]))
+    return sums, outer, onehot.sum(axis=1), pooled
 
 
 def _clearly_better(base: np.ndarray, other: np.ndarray) -> bool:
@@ -347,13 +366,8 @@ def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarra
     -------
     look, and the accuracy of the network alone and with the chosen weight (left-out tiles).
     """
-    n, _, f = features.shape
-    onehot = np.eye(len(TERRAINS))[labels] * usable[..., None]               # (n, 12, 3)
-    tile_sums = np.einsum("nst,nsf->ntf", onehot, features)                   # (n, 3, F)
-    tile_outer = np.einsum("nst,nsf,nsg->ntfg", onehot, features, features)   # (n, 3, F, F)
-    tile_counts = onehot.sum(axis=1)                                           # (n, 3)
-    x = features[usable]
-    pooled = (x.mean(axis=0), np.cov(x.T) if len(x) > 1 else np.eye(f))
+    n = len(features)
+    tile_sums, tile_outer, tile_counts, pooled = _tile_statistics(features, labels, usable)
     left_out = np.zeros((n, SECTORS, len(TERRAINS)))
     for k in range(n):
         means, covariances = _gaussians(tile_sums.sum(0) - tile_sums[k], tile_outer.sum(0) - tile_outer[k],
@@ -371,3 +385,25 @@ def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarra
     best = min(taken, key=lambda w: (float(tile_loss[w].mean()), w))
     means, covariances = _gaussians(tile_sums.sum(0), tile_outer.sum(0), tile_counts.sum(0), pooled)
     return TerrainLook(means, covariances, best), {"network": accuracy[0.0], "calibrated": accuracy[best]}
+
+
+def photo_terrain_look(features: np.ndarray, labels: np.ndarray, sure: np.ndarray,
+                       weight: float) -> TerrainLook | None:
+    """The terrain look of one photo fitted on its own sure sectors, or None with fewer than two.
+
+    A calibration by the photo itself: where the network reads part of a board sure, the colour of
+    each terrain in this printing under this light is measured there and lends its weight to the
+    sectors read less sure, or read as another terrain that looks otherwise here.
+
+    Parameters
+    ----------
+    features : (n, 12, F) from :func:`sector_features`.
+    labels : (n, 12) the terrain read (indices into :data:`TERRAINS`).
+    sure : (n, 12) bool — the sectors whose reading is taken as their terrain.
+    weight : the weight of the look's log-likelihood (:meth:`TerrainLook.adjust`).
+    """
+    if np.count_nonzero(sure) < 2:
+        return None
+    sums, outer, counts, pooled = _tile_statistics(features, labels, sure)
+    means, covariances = _gaussians(sums.sum(0), outer.sum(0), counts.sum(0), pooled)
+    return TerrainLook(means, covariances, weight)

@@ -59,8 +59,9 @@ class PositionLook:
     """How one lattice position looked when it was read, and what was read there.
 
     ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches`
-    (after a calibration's terrain look) for a tile; an empty position beside the tiles has no
-    sector patch and no sectors, only its pieces are read.
+    (after a calibration's terrain look) for a tile, and ``sector_features`` its sectors' colour
+    statistics in this frame (:func:`scanner.calibration.sector_features`, measured every frame);
+    an empty position beside the tiles has no sector patch and no sectors, only its pieces are read.
     """
 
     corners_px: np.ndarray                       # (6, 2) in the scanned image's pixels
@@ -68,6 +69,7 @@ class PositionLook:
     pieces: tuple                                # PieceReadings, points in the scanned image's pixels
     patch_blocks: np.ndarray | None = None       # block means of the sector patch
     sectors: tuple[np.ndarray, np.ndarray] | None = None
+    sector_features: np.ndarray | None = None    # (12, F) colour statistics, relative to this frame
 
 
 @dataclass(frozen=True)

@@ -172,6 +172,11 @@ class Scanner:
                                           original_size=original_size, file=file, timings=timings)
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(board):
                     lattice, readings, evidence, board = read
+        if self.settings.photo_look:
+            # The lattices were compared as the network reads them (:meth:`_read_lattice`); the photo's own
+            # terrain look decodes the one kept.
+            with timed(timings, "assemble"):
+                board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
@@ -185,14 +190,17 @@ class Scanner:
     def _read_lattice(self, image_bgr: np.ndarray, lattice: LatticeFit, *, previous: ScanResult | None,
                       scale: float, original_size: tuple[int, int] | None, file: str | None,
                       timings: dict[str, float]) -> tuple[LatticeFit, FrameReadings, dict, Board]:
-        """Classify and decode the tiles of one lattice of the photo (:meth:`scan`)."""
+        """Classify and decode the tiles of one lattice of the photo (:meth:`scan`), without the photo's own
+        terrain look: fitted to the sure reading of a lattice off the tiles, it makes that reading surer too,
+        and lattices are compared by how sure their reading is."""
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
                                  previous=previous.readings if previous else None)
         evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
         with timed(timings, "assemble"):
-            board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+            board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
+                                settings=replace(self.settings, photo_look=0.0))
         return lattice, readings, evidence, board
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
@@ -253,8 +261,11 @@ class Scanner:
                             for n, c in enumerate(tiles)]
             fresh = [n for n, kept in enumerate(kept_sectors) if not kept]
             probs, readable = self.sectors.predict_patches(patches[fresh])
+            # Every tile's, each frame: the photo's own terrain look (scanner.assemble.with_photo_look) is
+            # measured relative to the whole photo.
+            features = sector_features(patches)
             if self.calibration and self.calibration.terrain and fresh:
-                probs = self.calibration.terrain.adjust(probs, sector_features(patches[fresh]))
+                probs = self.calibration.terrain.adjust(probs, features[fresh])
             sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors, zip(probs, readable))
         with timed(timings, "pieces"):
             crops = piece_crops(pyramid, corners)
@@ -266,7 +277,8 @@ class Scanner:
             pieces = merge_reused(kept_pieces, lambda n: old[positions[n].hex].pieces, read)
         looks = {c.hex: PositionLook(corners[n], crop_blocks[n], pieces[n],
                                      patch_blocks[n] if n < len(tiles) else None,
-                                     sectors[n] if n < len(tiles) else None)
+                                     sectors[n] if n < len(tiles) else None,
+                                     features[n] if n < len(tiles) else None)
                  for n, c in enumerate(positions)}
         return FrameReadings(self.reading_source, looks,
                              {"sectors": sum(kept_sectors), "pieces": sum(kept_pieces)})
@@ -286,7 +298,8 @@ class Scanner:
             look = readings.looks[cell.hex]
             probs, readable = look.sectors
             evidence[cell.hex] = TileEvidence(cell.hex, probs, visible[n] * readable, look.corners_px / scale,
-                                              float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces))
+                                              float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces),
+                                              look.sector_features)
         for cell in cells:
             if cell.hex not in evidence:  # present but hidden: every sector unread
                 evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),

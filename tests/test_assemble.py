@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              place_piece, ring_marginals, shade_posterior, shade_split)
+                              place_piece, ring_marginals, shade_posterior, shade_split, with_photo_look)
 from scanner.confidence import FEATURES, PieceCalibration
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
@@ -117,6 +117,41 @@ def test_stricter_threshold_writes_more_unknowns():
     strict = assemble({A: evidence(A, a)}, settings=DecodeSettings(unsure=0.99, switch=2 / 3))
     assert loose.tiles[A].terrain == "P" * 12
     assert strict.tiles[A].terrain == "?" * 12
+
+
+SEA_LOOK, MOUNTAIN_LOOK, PLAIN_LOOK = (np.array([0.0, -5, -30, 3, 2, 2]), np.array([0.0, 2, 10, 8, 2, 2]),
+                                      np.array([20.0, -30, 40, 4, 3, 3]))
+FAR = Hex(4, 0)  # shares no edge with A
+
+
+def photo_with_far_tile(far_look: np.ndarray) -> dict:
+    """A read sure, a third each sea, mountain and plain; FAR read rather sea than mountain, too unsure to
+    tell, looking ``far_look`` throughout."""
+    return {A: replace(evidence(A, sure("SSSSMMMMPPPP", 0.9999)), sector_features=np.array(
+                [SEA_LOOK] * 4 + [MOUNTAIN_LOOK] * 4 + [PLAIN_LOOK] * 4)),
+            FAR: replace(evidence(FAR, np.tile([0.55, 0.4, 0.05], (SECTORS, 1))),
+                         sector_features=np.array([far_look] * SECTORS))}
+
+
+def test_a_tile_read_unsure_that_looks_like_the_photos_mountains_is_read_mountain():
+    photo = photo_with_far_tile(MOUNTAIN_LOOK)
+    read = assemble(photo)
+    assert read.tiles[A].terrain == "SSSSMMMMPPPP" and read.tiles[FAR].terrain == "MMMMMMMMMMMM"
+    assert assemble(photo, settings=DecodeSettings(photo_look=0.0)).tiles[FAR].terrain == "?" * SECTORS
+
+
+def test_a_sector_that_looks_like_no_terrain_of_the_photo_keeps_the_networks_reading():
+    photo = photo_with_far_tile(np.array([60.0, 40, -40, 20, 10, 10]))  # a piece's paint, say
+    assert np.array_equal(with_photo_look(photo, DecodeSettings())[FAR].sector_probs, photo[FAR].sector_probs)
+    weighed = with_photo_look(photo, DecodeSettings(photo_look_within=1.0))[FAR].sector_probs
+    assert not np.allclose(weighed, photo[FAR].sector_probs)
+
+
+def test_a_photo_read_sure_nowhere_keeps_the_networks_reading():
+    photo = {A: replace(evidence(A, sure("SSSSSSMMMMMM", 0.9)), sector_features=np.array(
+                 [SEA_LOOK] * 6 + [MOUNTAIN_LOOK] * 6))}
+    kept = with_photo_look(photo, DecodeSettings())
+    assert kept.keys() == photo.keys() and all(kept[h] is e for h, e in photo.items())
 
 
 def test_visible_tile_showing_no_tile_top_is_left_out():

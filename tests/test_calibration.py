@@ -9,8 +9,8 @@ import pytest
 
 from fjords_cli.main import main
 from scanner.calibration import (NETWORK_NAMING, PALETTE_NAMING, TERRAIN_WEIGHTS, Calibration, CalibrationError,
-                                 TerrainLook, calibration_path, fit_terrain_look, load_calibration, save_calibration,
-                                 sector_features, sector_masks)
+                                 TerrainLook, calibration_path, fit_terrain_look, load_calibration, photo_terrain_look,
+                                 save_calibration, sector_features, sector_masks)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
 
@@ -60,6 +60,31 @@ def test_adjust_moves_probability_towards_the_nearest_terrain():
     probs = np.full((1, 3), 1 / 3)
     adjusted = _look(0.5).adjust(probs, np.array([[60.0, -30, 40, 4, 3, 3]]))
     assert adjusted.argmax() == 2 and adjusted[0, 2] > 0.9 and np.isclose(adjusted.sum(), 1.0)
+
+
+def test_sector_features_of_many_patches_are_each_patchs_own_relative_to_the_photo():
+    rng = np.random.default_rng(3)
+    patches = rng.integers(0, 256, size=(5, 48, 48, 3), dtype=np.uint8)
+    masks = sector_masks()
+    lab = [cv2.cvtColor(p.astype(np.float32) / 255.0, cv2.COLOR_BGR2LAB) for p in patches]
+    means = np.array([[l[m].mean(axis=0) for m in masks] for l in lab])
+    spreads = np.array([[l[m].std(axis=0) for m in masks] for l in lab])
+    features = sector_features(patches)
+    assert np.allclose(features[..., :3], means - np.median(means.reshape(-1, 3), axis=0), atol=1e-3)
+    assert np.allclose(features[..., 3:], spreads, atol=1e-3)
+    assert sector_features(patches[:0]).shape == (0, 12, 6)
+
+
+def test_a_photos_own_look_is_fitted_on_its_sure_sectors_only():
+    rng = np.random.default_rng(4)
+    features, labels, _ = _synthetic(rng)
+    sure = rng.random(labels.shape) < 0.5
+    wrong = labels.copy()
+    wrong[~sure] = (labels[~sure] + 1) % 3  # readings not taken as sure may be anything
+    look = photo_terrain_look(features, wrong, sure, 0.1)
+    assert look.weight == 0.1
+    assert np.abs(look.means - _look().means).max() < 1.5
+    assert photo_terrain_look(features, labels, np.zeros_like(sure), 0.1) is None
 
 
 def _synthetic(rng, tiles=20, noise=2.0):

@@ -63,6 +63,8 @@ def test_full_scan_document_is_complete(scanner, render):
     assert doc["tiles"] and all(0.0 <= t["confidence"] <= 1.0 and len(t["corners_px"]) == 6 for t in doc["tiles"])
     assert all(0.0 <= p["confidence"] <= 1.0 and len(p["base_px"]) == 2 for p in doc["pieces"])
     assert set(result.evidence) >= set(result.board.tiles)
+    read = [e for e in result.evidence.values() if getattr(e, "visible", 0) >= scanner.settings.min_tile_visible]
+    assert read and all(e.sector_features.shape == (12, 6) for e in read)  # for the photo's own terrain look
 
 
 def test_full_scan_finds_and_reads_the_board(scanner, render):

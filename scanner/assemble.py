@@ -812,16 +812,24 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     beside = [e for e in evidence.values() if isinstance(e, EmptyPositionEvidence)]
     evidence = {h: e for h, e in evidence.items() if isinstance(e, TileEvidence)
                 and (e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable)}
-    evidence = with_photo_look(evidence, settings)
-    posterior = decode_sectors(evidence, settings)
+    posterior = decode_sectors(with_photo_look(evidence, settings), settings)
+    # Pieces are weighed by how sure the network alone reads their tile, as the piece calibration was fitted
+    # (scanner.confidence): the photo's own look makes tiles read surer, not their pieces more often right.
+    network_posterior = decode_sectors(evidence, settings) if settings.photo_look else posterior
     terrains = {h: terrain_string(posterior[h], e.sector_visible, settings) for h, e in evidence.items()}
     # A partly hidden tile of which nothing reads, yet not hidden as under a hand: a tile look, not a tile.
     evidence = {h: e for h, e in evidence.items()
                 if not settings.max_unread_visible <= e.visible < 0.5 or set(terrains[h][0]) != {UNKNOWN}}
-    if settings.infer_hidden:
-        terrains = {h: terrain_string(posterior[h], e.sector_visible, settings, facing_seen(h, evidence, settings))
-                    for h, e in evidence.items()}
-    board_median = board_confidence(terrains[h][1] for h in evidence)
+
+    def read_terrains(tile_posterior: Mapping[Hex, np.ndarray]) -> dict[Hex, tuple[str, float]]:
+        return {h: terrain_string(tile_posterior[h], e.sector_visible, settings,
+                                  facing_seen(h, evidence, settings) if settings.infer_hidden else None)
+                for h, e in evidence.items()}
+
+    terrains = read_terrains(posterior)
+    network_sureness = ({h: sure for h, (_, sure) in read_terrains(network_posterior).items()}
+                        if settings.photo_look else {h: sure for h, (_, sure) in terrains.items()})
+    board_median = board_confidence(network_sureness.values())
     tiles, doubtful, placed = [], [], []
     for h, e in evidence.items():
         terrain, confidence = terrains[h]
@@ -835,13 +843,14 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         }
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         on_tile = standing_inside(e.pieces, e.corners_px)
-        if len(on_tile) > 1 and min(confidence, board_median) < settings.min_crowded_confidence:
+        sureness = network_sureness[h]
+        if len(on_tile) > 1 and min(sureness, board_median) < settings.min_crowded_confidence:
             on_tile.sort(key=lambda reading: reading.kind_probs[0])  # least chance of no piece first
             doubtful += [piece_to_json(piece) for reading in on_tile[1:]
-                         if (piece := decode_piece(h, reading, terrain, settings, confidence, piece_calibration,
+                         if (piece := decode_piece(h, reading, terrain, settings, sureness, piece_calibration,
                                                    board_median)) is not None]
             on_tile = on_tile[:1]
-        placed += [PlacedReading(h, reading, terrain, confidence, len(on_tile) == 1) for reading in on_tile]
+        placed += [PlacedReading(h, reading, terrain, sureness, len(on_tile) == 1) for reading in on_tile]
     rules = Rules.for_edition(edition) if edition else Rules()
     max_colours = rules.max_colours if edition else max(Rules.for_edition(e).max_colours for e in EDITIONS)
     placed = settle_colours(placed, max_colours, settings, piece_calibration, board_median)

@@ -147,6 +147,19 @@ def test_a_sector_that_looks_like_no_terrain_of_the_photo_keeps_the_networks_rea
     assert not np.allclose(weighed, photo[FAR].sector_probs)
 
 
+def test_a_piece_is_as_sure_with_the_photos_look_as_without():
+    # The piece calibration weighs how sure the network alone reads the tile; the look makes the tile surer.
+    tile_sureness = PieceCalibration(tuple(float(name == "tile") for name in FEATURES), {})
+    photo = photo_with_far_tile(PLAIN_LOOK)
+    photo[FAR] = replace(photo[FAR], sector_probs=np.tile([0.3, 0.05, 0.65], (SECTORS, 1)),
+                         pieces=(reading(2, 1),))
+    looked, plain = (assemble(photo, settings=DecodeSettings(photo_look=w), piece_calibration=tile_sureness)
+                     for w in (0.1, 0.0))
+    assert looked.tiles[FAR].extra["confidence"] > plain.tiles[FAR].extra["confidence"]
+    assert [p.extra["confidence"] for p in looked.pieces] == [p.extra["confidence"] for p in plain.pieces]
+    assert len(looked.pieces) == 1
+
+
 def test_a_photo_read_sure_nowhere_keeps_the_networks_reading():
     photo = {A: replace(evidence(A, sure("SSSSSSMMMMMM", 0.9)), sector_features=np.array(
                  [SEA_LOOK] * 6 + [MOUNTAIN_LOOK] * 6))}

@@ -774,31 +774,33 @@ def inferred_edition(pieces: list[Piece]) -> str:
     return "2022" if runestone or len({piece.player for piece in pieces if piece.player}) > 2 else "classic"
 
 
-def with_photo_look(evidence: Mapping[Hex, TileEvidence], settings: DecodeSettings) -> dict[Hex, TileEvidence]:
+def with_photo_look(evidence: Mapping[Hex, TileEvidence], posterior: Mapping[Hex, np.ndarray],
+                    settings: DecodeSettings) -> dict[Hex, TileEvidence]:
     """The evidence with its sectors' probabilities weighed by the photo's own terrain look.
 
     A terrain the network reads sure in part of a photo shows there what that terrain looks like in
     this printing under this light; a sector the network reads unsure, or as another terrain, whose
     colour matches it is pulled towards it (:func:`scanner.calibration.photo_terrain_look`). The
-    sure readings are the decoded ones (edge agreement and the rim's runs taken in). A sector whose
-    colour lies beyond the ``photo_look_within`` quantile of every terrain's Gaussian (a piece, a
-    shadow, glare) and tiles without ``sector_features`` are left as they are.
+    sure readings are those of ``posterior``, the evidence decoded (:func:`decode_sectors`: edge
+    agreement and the rim's runs taken in). A sector whose colour lies beyond the
+    ``photo_look_within`` quantile of every terrain's Gaussian (a piece, a shadow, glare) and tiles
+    without ``sector_features`` are left as they are.
     """
     read = [h for h, e in evidence.items() if e.sector_features is not None]
     if not settings.photo_look or not read:
         return dict(evidence)
-    posterior = decode_sectors(evidence, settings)
     probs = np.stack([posterior[h] for h in read])
+    features = np.stack([evidence[h].sector_features for h in read])
     seen = np.stack([evidence[h].sector_visible for h in read]) >= settings.min_sector_visible
-    look = photo_terrain_look(np.stack([evidence[h].sector_features for h in read]), probs.argmax(axis=-1),
-                              seen & (probs.max(axis=-1) >= settings.photo_look_sure), settings.photo_look)
+    look = photo_terrain_look(features, probs.argmax(axis=-1), seen & (probs.max(axis=-1) >= settings.photo_look_sure),
+                              settings.photo_look)
     if look is None:
         return dict(evidence)
     farthest = chdtri(len(FEATURE_NAMES), 1.0 - settings.photo_look_within)  # the chi-square quantile
-    return {h: replace(e, sector_probs=np.where(look.mahalanobis(e.sector_features).min(axis=-1, keepdims=True)
-                                                <= farthest, look.adjust(e.sector_probs, e.sector_features),
-                                                e.sector_probs))
-            if e.sector_features is not None else e for h, e in evidence.items()}
+    own = np.stack([evidence[h].sector_probs for h in read])
+    weighed = np.where(look.mahalanobis(features).min(axis=-1, keepdims=True) <= farthest,
+                       look.adjust(own, features), own)
+    return {**evidence, **{h: replace(evidence[h], sector_probs=weighed[n]) for n, h in enumerate(read)}}
 
 
 def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, edition: str | None = None,
@@ -816,18 +818,19 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     beside = [e for e in evidence.values() if isinstance(e, EmptyPositionEvidence)]
     evidence = {h: e for h, e in evidence.items() if isinstance(e, TileEvidence)
                 and (e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable)}
-    posterior = decode_sectors(with_photo_look(evidence, settings), settings)
     # Pieces are weighed by how sure the network alone reads their tile, as the piece calibration was fitted
     # (scanner.confidence): the photo's own look makes tiles read surer, not their pieces more often right.
-    network_posterior = decode_sectors(evidence, settings) if settings.photo_look else posterior
+    network_posterior = decode_sectors(evidence, settings)
+    posterior = (decode_sectors(with_photo_look(evidence, network_posterior, settings), settings)
+                 if settings.photo_look else network_posterior)
     terrains = {h: terrain_string(posterior[h], e.sector_visible, settings) for h, e in evidence.items()}
     # A partly hidden tile of which nothing reads, yet not hidden as under a hand: a tile look, not a tile.
     evidence = {h: e for h, e in evidence.items()
                 if not settings.max_unread_visible <= e.visible < 0.5 or set(terrains[h][0]) != {UNKNOWN}}
+    told = {h: facing_seen(h, evidence, settings) if settings.infer_hidden else None for h in evidence}
 
     def read_terrains(tile_posterior: Mapping[Hex, np.ndarray]) -> dict[Hex, tuple[str, float]]:
-        return {h: terrain_string(tile_posterior[h], e.sector_visible, settings,
-                                  facing_seen(h, evidence, settings) if settings.infer_hidden else None)
+        return {h: terrain_string(tile_posterior[h], e.sector_visible, settings, told[h])
                 for h, e in evidence.items()}
 
     terrains = read_terrains(posterior)

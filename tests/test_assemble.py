@@ -142,8 +142,10 @@ def test_a_tile_read_unsure_that_looks_like_the_photos_mountains_is_read_mountai
 
 def test_a_sector_that_looks_like_no_terrain_of_the_photo_keeps_the_networks_reading():
     photo = photo_with_far_tile(np.array([60.0, 40, -40, 20, 10, 10]))  # a piece's paint, say
-    assert np.array_equal(with_photo_look(photo, DecodeSettings())[FAR].sector_probs, photo[FAR].sector_probs)
-    weighed = with_photo_look(photo, DecodeSettings(photo_look_within=1.0))[FAR].sector_probs
+    posterior = decode_sectors(photo, DecodeSettings())
+    assert np.array_equal(with_photo_look(photo, posterior, DecodeSettings())[FAR].sector_probs,
+                          photo[FAR].sector_probs)
+    weighed = with_photo_look(photo, posterior, DecodeSettings(photo_look_within=1.0))[FAR].sector_probs
     assert not np.allclose(weighed, photo[FAR].sector_probs)
 
 
@@ -163,7 +165,7 @@ def test_a_piece_is_as_sure_with_the_photos_look_as_without():
 def test_a_photo_read_sure_nowhere_keeps_the_networks_reading():
     photo = {A: replace(evidence(A, sure("SSSSSSMMMMMM", 0.9)), sector_features=np.array(
                  [SEA_LOOK] * 6 + [MOUNTAIN_LOOK] * 6))}
-    kept = with_photo_look(photo, DecodeSettings())
+    kept = with_photo_look(photo, decode_sectors(photo, DecodeSettings()), DecodeSettings())
     assert kept.keys() == photo.keys() and all(kept[h] is e for h, e in photo.items())
 
 

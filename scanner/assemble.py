@@ -71,7 +71,11 @@ throw away what the rules say:
   likely than ``min_piece_confidence`` to be right (mostly something on the tile
   art read as a piece, or a piece of the wrong kind or colour) is left off the
   board and listed in ``doubtful_pieces``: a guess that misleads the score costs
-  the player more than a piece the scan asks them to check.
+  the player more than a piece the scan asks them to check. The calibration
+  weighs whether another piece read on the board has the piece's colour: a
+  player holds more than one piece but for a first house, and a settler joins
+  pieces of its colour, while tile art read as a piece mostly stands alone in
+  its colour.
 * **Only a rune stone stands beside the tiles.** On an empty lattice position
   next to the board (:class:`EmptyPositionEvidence`) a piece is reported only as
   a rune stone (Odin), and only when the models are at least
@@ -108,7 +112,7 @@ from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
 from fjords.piece_checks import piece_verdicts
 from fjords.rules import Rules
 from scanner.calibration import FEATURE_NAMES, photo_terrain_look
-from scanner.confidence import PieceCalibration, board_confidence, piece_features
+from scanner.confidence import PieceCalibration, board_confidence, piece_features, sole_in_colour
 from scanner.pieces import PIECE_KINDS, PieceReading, rgb_to_lab
 
 
@@ -360,11 +364,12 @@ def place_piece(reading: PieceReading, terrain: str) -> int:
 
 def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSettings,
                  tile_confidence: float = 1.0, calibration: PieceCalibration | None = None,
-                 board_median: float = 1.0) -> Piece | None:
+                 board_median: float = 1.0, sole_colour: bool = False) -> Piece | None:
     """The piece on a tile, or None when the model sees none.
 
     Its confidence is the calibrated chance that it is right (:mod:`scanner.confidence`) when a
-    calibration is given, else the product of the kind and colour probabilities.
+    calibration is given, else the product of the kind and colour probabilities. ``sole_colour``: no
+    other piece read on the board has its colour.
     """
     p_none = float(reading.kind_probs[0])
     if 1.0 - p_none < settings.min_piece:
@@ -379,7 +384,7 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
         confidence = float(reading.kind_probs[kind_index]) * float(np.max(reading.colour_probs))
     if calibration is not None:
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
-                                                           tile_confidence, board_median))
+                                                           tile_confidence, board_median, sole_colour))
     return replace(piece, extra=piece_extra(reading, confidence))
 
 
@@ -430,8 +435,11 @@ def read_placed(placed: list[PlacedReading], settings: DecodeSettings, calibrati
     """Each reading that shows a piece: its index in ``placed``, the piece, and whether it counts (not too
     doubtful)."""
     read = []
-    for index, p in enumerate(placed):
-        piece = decode_piece(p.hex, p.reading, p.terrain, settings, p.tile_confidence, calibration, board_median)
+    sole = sole_in_colour([piece.player if (piece := decode_piece(p.hex, p.reading, p.terrain, settings)) else None
+                           for p in placed])
+    for index, (p, sole_colour) in enumerate(zip(placed, sole)):
+        piece = decode_piece(p.hex, p.reading, p.terrain, settings, p.tile_confidence, calibration, board_median,
+                             sole_colour)
         if piece is not None:
             # Pieces believed to share a tile are a rule break: shown, never set aside.
             doubtful = calibration is not None and p.alone and piece.extra["confidence"] < settings.min_piece_confidence

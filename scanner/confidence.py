@@ -8,14 +8,17 @@ model over a few numbers the decoder knows (:data:`FEATURES`: the presence,
 kind and colour probabilities as logits, whether it is a rune stone, how sure
 the tile's own terrain is, which drops where the lattice is off, and how sure the
 board's median tile is, which drops where the whole fit is off and a piece's own
-tile may still read clearly, one cell from where it lies) turns them into
+tile may still read clearly, one cell from where it lies; and whether no other
+piece read on the board has its colour, as a printed field or lake read as a
+piece mostly stands: a player holds more than one piece but for a first house,
+and a settler always joins pieces of its colour) turns them into
 the chance that the piece is right, fitted on renders of training seeds (Platt
 scaling with several inputs) and shipped beside the models as
 ``models/piece_confidence.json``. It must be fitted again whenever a piece
 model changes; the file records the model versions it was fitted for, and a
 scanner whose models differ falls back to the plain product of probabilities.
 
-    python -m scanner.confidence fit --renders DIR [DIR ...] [--out models/piece_confidence.json]
+    python -m scanner.confidence fit --renders DIR [DIR ...] [--out models/piece_confidence.json] [--keep FILE]
     python -m scanner.confidence evaluate --renders DIR [DIR ...]
 """
 
@@ -25,19 +28,21 @@ import argparse
 import hashlib
 import json
 import sys
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from fjords.board import Piece
 from fjords.errors import FjordsError
 from scanner.onnx_model import ModelMissingError
-from scanner.pieces import PieceReading
+from scanner.pieces import PIECE_KINDS, PieceReading
 
 FILE_NAME = "piece_confidence.json"
-FEATURES = ("presence", "kind", "colour", "runestone", "tile", "board", "bias")
+FEATURES = ("presence", "kind", "colour", "runestone", "tile", "board", "sole_colour", "sole_colour_settler",
+            "bias")
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
 EPSILON = 1e-4
 
@@ -48,7 +53,7 @@ def logit(p: float) -> float:
 
 
 def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confidence: float,
-                   board_median: float) -> np.ndarray:
+                   board_median: float, sole_colour: bool = False) -> np.ndarray:
     """The numbers a piece's confidence is computed from, in the order of :data:`FEATURES`.
 
     Parameters
@@ -57,14 +62,24 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     colour_probs : player colour probabilities (ignored for a rune stone).
     tile_confidence : the tile's terrain confidence (product of its sector posteriors).
     board_median : the median terrain confidence of the board's tiles (:func:`board_confidence`).
+    sole_colour : no other piece read on the board has this piece's colour (:func:`sole_in_colour`; ignored
+        for a rune stone).
     """
     kind_probs = np.asarray(kind_probs, dtype=np.float64)
     presence = 1.0 - kind_probs[0]
     kind = int(np.argmax(kind_probs[1:])) + 1
     runestone = kind == 3
     colour = 1.0 - EPSILON if runestone else float(np.max(colour_probs))
+    sole = sole_colour and not runestone
     return np.array([logit(presence), logit(kind_probs[kind] / max(presence, EPSILON)), logit(colour),
-                     float(runestone), logit(tile_confidence), logit(board_median), 1.0])
+                     float(runestone), logit(tile_confidence), logit(board_median), float(sole),
+                     float(sole and PIECE_KINDS[kind] == "settler"), 1.0])
+
+
+def sole_in_colour(colours: Sequence[str | None]) -> list[bool]:
+    """For each piece's colour (None for a rune stone), whether no other piece has it."""
+    counts = Counter(colours)
+    return [colour is not None and counts[colour] == 1 for colour in colours]
 
 
 def board_confidence(tile_confidences) -> float:
@@ -110,15 +125,22 @@ def load_piece_calibration(models_dir: str | Path, versions: Mapping[str, str]) 
     return calibration if dict(calibration.models) == dict(versions) else None
 
 
-def fit_logistic(features: np.ndarray, right: np.ndarray, l2: float = 1e-2, iterations: int = 50) -> np.ndarray:
-    """Weights of a logistic model (Newton's method, a small ridge on all but the last, bias, column)."""
+def fit_logistic(features: np.ndarray, right: np.ndarray, l2: float = 1e-2, iterations: int = 50,
+                 offset: np.ndarray | None = None) -> np.ndarray:
+    """Weights of a logistic model (Newton's method, a small ridge on all but the last, bias, column).
+
+    With ``offset`` (a fixed logit per row, added to the model's), every column is ridged: the
+    offset holds the bias.
+    """
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(right, dtype=np.float64)
+    fixed = np.zeros(len(y)) if offset is None else np.asarray(offset, dtype=np.float64)
     ridge = np.full(x.shape[1], l2)
-    ridge[-1] = 0.0
+    if offset is None:
+        ridge[-1] = 0.0
     w = np.zeros(x.shape[1])
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-x @ w))
+        p = 1.0 / (1.0 + np.exp(-(fixed + x @ w)))
         gradient = x.T @ (p - y) + ridge * w
         hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(ridge) + 1e-9 * np.eye(len(w))
         step = np.linalg.solve(hessian, gradient)
@@ -139,6 +161,7 @@ def collect(renders: list[Path], models_dir: Path | None = None, training_only: 
     from fjords.boardjson import parse_board
     from fjords.compare import compare
     from fjords_cli.eval_command import find_photos
+    from scanner.assemble import assemble
     from scanner.holdout import is_training_seed
     from scanner.load import load_image
     from scanner.pipeline import Scanner
@@ -155,13 +178,19 @@ def collect(renders: list[Path], models_dir: Path | None = None, training_only: 
         except FjordsError:
             continue
         outcomes = compare(result.board, parse_board(truth_doc)).piece_outcomes
-        board = board_confidence(t.extra["confidence"] for t in result.board.tiles.values())
-        for piece, outcome in zip(result.board.pieces, outcomes):
+        # Pieces are weighed by how sure the network alone reads the tiles (scanner.assemble.assemble), not the
+        # network with the photo's own terrain look, which the board reports.
+        network = assemble(result.evidence, settings=replace(scanner.settings, photo_look=0.0)).tiles
+        sureness = {h: tile.extra["confidence"] for h, tile in network.items()}
+        board = board_confidence(sureness.values())
+        sole = sole_in_colour([piece.player for piece in result.board.pieces])
+        for piece, outcome, sole_colour in zip(result.board.pieces, outcomes, sole):
             tile = result.board.tiles.get(piece.hex)
             if tile is None:  # a rune stone beside the tiles: its confidence is not calibrated
                 continue
             reading = reading_of(piece, result.evidence[piece.hex].pieces)
-            rows.append(piece_features(reading.kind_probs, reading.colour_probs, tile.extra["confidence"], board))
+            rows.append(piece_features(reading.kind_probs, reading.colour_probs,
+                                       sureness.get(piece.hex, tile.extra["confidence"]), board, sole_colour))
             right.append(outcome.right)
             plain.append(outcome.confidence)
     return np.array(rows), np.array(right, dtype=bool), np.array(plain), scanner.pieces.versions
@@ -191,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     p_fit.add_argument("--renders", type=Path, nargs="+", required=True, help="folders of renders with their truth")
     p_fit.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
     p_fit.add_argument("--out", type=Path, default=None, help=f"default: MODELS/{FILE_NAME}")
+    p_fit.add_argument("--keep", type=Path, default=None,
+                       help="a piece confidence file: keep the weights of the features it names, fit only the others")
     p_eval = sub.add_parser("evaluate", help="reliability of the piece confidence on renders")
     p_eval.add_argument("--renders", type=Path, nargs="+", required=True)
     p_eval.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR)
@@ -206,7 +237,7 @@ def _fit(args: argparse.Namespace) -> int:
     features, right, plain, versions = collect(args.renders, args.models)
     if not len(right):
         raise FjordsError(f"no piece read in the training-seed renders of {', '.join(map(str, args.renders))}")
-    weights = fit_logistic(features, right)
+    weights = fit_logistic(features, right) if args.keep is None else _fit_on_top(features, right, args.keep)
     calibration = PieceCalibration(tuple(float(w) for w in weights), versions)
     out = args.out or args.models / FILE_NAME
     out.write_text(json.dumps(calibration.to_json(), indent=1) + "\n")
@@ -215,6 +246,23 @@ def _fit(args: argparse.Namespace) -> int:
     _print_table("fitted pieces, plain confidence:", plain, right)
     _print_table("fitted pieces, calibrated:", np.array([calibration.confidence(f) for f in features]), right)
     return 0
+
+
+def _fit_on_top(features: np.ndarray, right: np.ndarray, kept_file: Path) -> np.ndarray:
+    """Weights keeping those ``kept_file`` gives its features, the features it does not name fitted on top."""
+    try:
+        kept = json.loads(kept_file.read_text())
+        named = dict(zip(kept["features"], (float(w) for w in kept["weights"])))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FjordsError(f"cannot read the weights to keep from {kept_file} ({exc})") from None
+    unknown = sorted(set(named) - set(FEATURES))
+    if unknown or "bias" not in named:
+        raise FjordsError(f"{kept_file} names features this scanner has not ({', '.join(unknown)}) or no bias")
+    free = [n for n, name in enumerate(FEATURES) if name not in named]
+    weights = np.array([named.get(name, 0.0) for name in FEATURES])
+    if free:
+        weights[free] = fit_logistic(features[:, free], right, offset=features @ weights)
+    return weights
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """The piece confidence calibration: features, the logistic fit, the shipped file and its use."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from fjords.geometry import Hex
 from scanner.assemble import DecodeSettings, TileEvidence, assemble
 from scanner.confidence import (FEATURES, PieceCalibration, board_confidence, fit_logistic, load_piece_calibration,
-                                logit, piece_features)
+                                logit, piece_features, sole_in_colour)
 from scanner.onnx_model import ModelMissingError
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
@@ -26,6 +27,23 @@ def test_features_follow_their_names():
     assert named["runestone"] == 0.0 and named["bias"] == 1.0
     assert named["tile"] == pytest.approx(logit(0.95))
     assert named["board"] == pytest.approx(logit(0.7))
+    assert named["sole_colour"] == named["sole_colour_settler"] == 0.0
+
+
+SETTLER = np.array([0.02, 0.06, 0.9, 0.02])
+STONE = np.array([0.01, 0.01, 0.01, 0.97])
+
+
+@pytest.mark.parametrize("kinds, sole, settler", [(KINDS, 1.0, 0.0), (SETTLER, 1.0, 1.0), (STONE, 0.0, 0.0)])
+def test_a_piece_whose_colour_no_other_piece_has_is_named_so(kinds, sole, settler):
+    """A lone house may be a player's first; a lone settler joins nothing; a rune stone has no colour."""
+    named = dict(zip(FEATURES, piece_features(kinds, COLOURS, 0.95, 0.7, sole_colour=True)))
+    assert (named["sole_colour"], named["sole_colour_settler"]) == (sole, settler)
+
+
+def test_sole_colours_are_those_no_other_piece_has():
+    assert sole_in_colour(["red", "blue", "red", None, None, "green"]) == [False, True, False, False, False, True]
+    assert sole_in_colour([]) == []
 
 
 def test_board_confidence_is_the_median_tile():
@@ -84,6 +102,26 @@ def test_decoder_reports_the_calibrated_confidence():
     no_ring = DecodeSettings(switch=2 / 3)
     assert assemble(evidence, settings=no_ring, piece_calibration=tile_only).pieces[0].extra["confidence"] == (
         pytest.approx(0.999 ** 12, abs=1e-4))
+
+
+def test_a_piece_no_other_piece_shares_a_colour_with_is_less_sure_and_may_be_set_aside():
+    """Calibrated confidence logistic(2 - 3·sole colour): 0.88 for pieces of one colour, 0.27 (doubtful) for a
+    piece whose colour no other piece read has."""
+    house = _one_piece_evidence()[Hex(0, 0)]
+    sole_less = PieceCalibration(tuple(2.0 * (name == "bias") - 3.0 * (name == "sole_colour") for name in FEATURES),
+                                 {})
+
+    def beside(colour: str) -> dict:
+        other = replace(house.pieces[0], colour_probs=np.eye(len(COLOUR_NAMES))[COLOUR_NAMES.index(colour)],
+                        base_px=(9.0, 9.0), top_px=(9.0, 8.0))
+        far = Hex(5, 0)
+        return {house.hex: house, far: replace(house, hex=far, corners_px=house.corners_px + 9, pieces=(other,))}
+
+    paired = assemble(beside(COLOUR_NAMES[0]), piece_calibration=sole_less)
+    assert [p.extra["confidence"] for p in paired.pieces] == [pytest.approx(0.8808, abs=1e-4)] * 2
+    apart = assemble(beside(COLOUR_NAMES[1]), piece_calibration=sole_less)
+    assert not apart.pieces
+    assert [d["confidence"] for d in apart.extra["doubtful_pieces"]] == [pytest.approx(0.2689, abs=1e-4)] * 2
 
 
 def test_a_piece_on_a_board_of_unsure_tiles_is_less_sure():
@@ -150,3 +188,37 @@ def test_fitting_reads_every_folder_given(tmp_path, capsys):
     message = capsys.readouterr().err
     assert str(empty) in message and message.count("\n") == 1
     assert not out.exists()
+
+
+def test_fitting_on_top_keeps_the_named_weights_and_fits_the_others(tmp_path):
+    """A new feature is fitted against the calibration already shipped, whose weights stay as they were."""
+    from scanner.confidence import _fit_on_top
+
+    rng = np.random.default_rng(1)
+    x = np.zeros((20000, len(FEATURES)))
+    x[:, FEATURES.index("presence")] = rng.normal(2.0, 1.5, len(x))
+    x[:, FEATURES.index("sole_colour")] = rng.random(len(x)) < 0.3
+    x[:, FEATURES.index("bias")] = 1.0
+    truth = np.zeros(len(FEATURES))
+    truth[[FEATURES.index("presence"), FEATURES.index("sole_colour"), FEATURES.index("bias")]] = 0.8, -2.0, 0.5
+    right = rng.random(len(x)) < 1 / (1 + np.exp(-x @ truth))
+    named = [n for n in FEATURES if not n.startswith("sole")]
+    kept = tmp_path / "kept.json"
+    kept.write_text(json.dumps({"features": named, "weights": [float(truth[FEATURES.index(n)]) for n in named]}))
+    weights = _fit_on_top(x, right, kept)
+    assert [weights[FEATURES.index(n)] for n in named] == [truth[FEATURES.index(n)] for n in named]
+    assert weights[FEATURES.index("sole_colour")] == pytest.approx(-2.0, abs=0.15)
+    # Settlers never appear here: the ridge holds their weight at zero rather than letting it run off.
+    assert weights[FEATURES.index("sole_colour_settler")] == pytest.approx(0.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"features": ["bias", "lamp"], "weights": [1, 2]}',
+                                  '{"features": ["presence"], "weights": [1]}'])
+def test_weights_to_keep_that_do_not_fit_this_scanner_are_a_clear_error(tmp_path, text):
+    from fjords.errors import FjordsError
+    from scanner.confidence import _fit_on_top
+
+    kept = tmp_path / "kept.json"
+    kept.write_text(text)
+    with pytest.raises(FjordsError):
+        _fit_on_top(np.ones((4, len(FEATURES))), np.array([True, False, True, True]), kept)

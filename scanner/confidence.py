@@ -256,8 +256,10 @@ def _fit_on_top(features: np.ndarray, right: np.ndarray, kept_file: Path) -> np.
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise FjordsError(f"cannot read the weights to keep from {kept_file} ({exc})") from None
     unknown = sorted(set(named) - set(FEATURES))
-    if unknown or "bias" not in named:
-        raise FjordsError(f"{kept_file} names features this scanner has not ({', '.join(unknown)}) or no bias")
+    if unknown:
+        raise FjordsError(f"{kept_file} names features this scanner has not: {', '.join(unknown)}")
+    if "bias" not in named:
+        raise FjordsError(f"{kept_file} keeps no bias")
     free = [n for n, name in enumerate(FEATURES) if name not in named]
     weights = np.array([named.get(name, 0.0) for name in FEATURES])
     if free:

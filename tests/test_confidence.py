@@ -212,13 +212,14 @@ def test_fitting_on_top_keeps_the_named_weights_and_fits_the_others(tmp_path):
     assert weights[FEATURES.index("sole_colour_settler")] == pytest.approx(0.0, abs=1e-6)
 
 
-@pytest.mark.parametrize("text", ["{not json", '{"features": ["bias", "lamp"], "weights": [1, 2]}',
-                                  '{"features": ["presence"], "weights": [1]}'])
-def test_weights_to_keep_that_do_not_fit_this_scanner_are_a_clear_error(tmp_path, text):
+@pytest.mark.parametrize("text, message", [("{not json", "cannot read"),
+                                           ('{"features": ["bias", "lamp"], "weights": [1, 2]}', "has not: lamp"),
+                                           ('{"features": ["presence"], "weights": [1]}', "no bias")])
+def test_weights_to_keep_that_do_not_fit_this_scanner_are_a_clear_error(tmp_path, text, message):
     from fjords.errors import FjordsError
     from scanner.confidence import _fit_on_top
 
     kept = tmp_path / "kept.json"
     kept.write_text(text)
-    with pytest.raises(FjordsError):
+    with pytest.raises(FjordsError, match=message):
         _fit_on_top(np.ones((4, len(FEATURES))), np.array([True, False, True, True]), kept)

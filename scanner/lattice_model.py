@@ -167,11 +167,19 @@ def fit_model(board_pts: np.ndarray, image_pts: np.ndarray, image_size: tuple[in
         Per-correspondence weights.
     loss_scale_px : float, optional
         When given, a robust (soft L1) loss with this inlier scale in pixels.
+
+    Returns
+    -------
+    LatticeModel
+        Its homography is all NaN where the points fit no view of a plane (:func:`direct_homography`) or
+        ``initial``'s is: callers test for it with ``np.isfinite``.
     """
     board_pts = np.asarray(board_pts, dtype=np.float64).reshape(-1, 2)
     image_pts = np.asarray(image_pts, dtype=np.float64).reshape(-1, 2)
     if initial is None:
         initial = LatticeModel.for_image(direct_homography(board_pts, image_pts), image_size)
+    if not np.all(np.isfinite(initial.homography)):
+        return initial
     norm = initial.norm
     centre = np.asarray(initial.centre)
     # Condition: board points centred, image points centred and divided by the image size.

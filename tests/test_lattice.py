@@ -96,6 +96,16 @@ def test_fit_model_is_robust_to_a_wrong_point():
     assert np.median(errors) < 0.5
 
 
+@pytest.mark.parametrize("fit_distortion", [False, True])
+def test_fit_model_of_points_that_fit_no_view_of_a_plane_is_all_nan_not_an_error(fit_distortion):
+    """Four centres of a rectified look (render 982 053) whose least-squares map sends the board's origin to
+    infinity: the fit says so with NaN, as direct_homography does, instead of failing inside the solver."""
+    board = np.array([[1.732, 0.0], [0.866, 1.5], [1.732, 3.0], [0.0, 0.0]])
+    image = np.array([[819.3, 409.4], [596.1, 502.0], [538.3, 681.9], [646.7, 281.1]])
+    fitted = fit_model(board, image, SIZE, fit_distortion=fit_distortion)
+    assert np.isnan(fitted.homography).all()
+
+
 def _best_lattice(points, weights):
     ranked = lattice_hypotheses(points, weights, SIZE)
     return ranked[0] if ranked else None

@@ -251,7 +251,7 @@ def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> f
     size = (image_shape[1], image_shape[0])
     centres = np.array([t.corners_px.mean(axis=0) for t in placed])
     model = fit_model(hex_centres([t.hex for t in placed]), centres, size, fit_distortion=True)
-    return float(model.k1) if np.all(np.isfinite(model.homography)) else None
+    return float(model.k1) if model.fits_a_view else None
 
 
 # -- the command ------------------------------------------------------------------------------

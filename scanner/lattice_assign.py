@@ -201,7 +201,7 @@ def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray
             if inlier_new.sum() < 3:
                 return None
             model = _refit(model, hex_centres(axial[inlier_new]), points[inlier_new], image_size, False)
-            if not np.all(np.isfinite(model.homography)):  # these centres fit no view of the table
+            if not model.fits_a_view:  # these centres fit no view of the table
                 return None
             if np.array_equal(inlier_new, inlier):
                 break

@@ -92,6 +92,11 @@ class LatticeModel:
         return cls(np.asarray(homography, dtype=np.float64), float(k1),
                    ((width - 1) / 2.0, (height - 1) / 2.0), float(max(width, height)))
 
+    @property
+    def fits_a_view(self) -> bool:
+        """False for the all-NaN model of points that fit no view of a plane (:func:`direct_homography`)."""
+        return bool(np.all(np.isfinite(self.homography)))
+
     def board_to_image(self, pts: np.ndarray) -> np.ndarray:
         """Photo pixel coordinates of board-plane points ``(..., 2)``."""
         return self.distort(apply_homography(self.homography, pts))
@@ -172,13 +177,13 @@ def fit_model(board_pts: np.ndarray, image_pts: np.ndarray, image_size: tuple[in
     -------
     LatticeModel
         Its homography is all NaN where the points fit no view of a plane (:func:`direct_homography`) or
-        ``initial``'s is: callers test for it with ``np.isfinite``.
+        ``initial``'s is: callers test :attr:`LatticeModel.fits_a_view`.
     """
     board_pts = np.asarray(board_pts, dtype=np.float64).reshape(-1, 2)
     image_pts = np.asarray(image_pts, dtype=np.float64).reshape(-1, 2)
     if initial is None:
         initial = LatticeModel.for_image(direct_homography(board_pts, image_pts), image_size)
-    if not np.all(np.isfinite(initial.homography)):
+    if not initial.fits_a_view:
         return initial
     norm = initial.norm
     centre = np.asarray(initial.centre)
@@ -223,7 +228,7 @@ def direct_homography(board_pts: np.ndarray, image_pts: np.ndarray) -> np.ndarra
 
     Points that fit no view of a plane (the least-squares map sends the board's origin to infinity, as a
     lattice hypothesis grown onto wrong centres can) give a matrix of NaN (:data:`DEGENERATE_SCALE`) instead
-    of a division by zero: callers test for it with ``np.isfinite``.
+    of a division by zero: callers test it with ``np.isfinite`` or, on a model made from it, :attr:`LatticeModel.fits_a_view`.
     """
     board_pts = np.asarray(board_pts, dtype=np.float64).reshape(-1, 2)
     image_pts = np.asarray(image_pts, dtype=np.float64).reshape(-1, 2)

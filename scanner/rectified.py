@@ -89,7 +89,7 @@ def rectified_look(image_bgr: np.ndarray, net: TileTopNet, anchor: LatticeFit) -
     height, width = image_bgr.shape[:2]
     model = fit_model(hex_centres(in_view.axial[in_view.inlier]), points[in_view.inlier], (width, height),
                       fit_distortion=False)
-    if not np.all(np.isfinite(model.homography)):  # the view's centres fit no view of the table in the photo
+    if not model.fits_a_view:  # the view's centres fit no view of the table in the photo
         return None
     return fit_assignment(image_bgr, view.region, replace(in_view, model=model), points)
 

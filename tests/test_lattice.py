@@ -103,7 +103,7 @@ def test_fit_model_of_points_that_fit_no_view_of_a_plane_is_all_nan_not_an_error
     board = np.array([[1.732, 0.0], [0.866, 1.5], [1.732, 3.0], [0.0, 0.0]])
     image = np.array([[819.3, 409.4], [596.1, 502.0], [538.3, 681.9], [646.7, 281.1]])
     fitted = fit_model(board, image, SIZE, fit_distortion=fit_distortion)
-    assert np.isnan(fitted.homography).all()
+    assert np.isnan(fitted.homography).all() and not fitted.fits_a_view
 
 
 def _best_lattice(points, weights):

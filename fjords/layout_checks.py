@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fjords.board import Board
 from fjords.geometry import FACING, LAND, Hex
-from fjords.placement_order import Growth, Layout, Triple, best_closure, tile_land
+from fjords.placement_order import Growth, Layout, Triple, largest_closures, tile_land
 from fjords.violation import TERRAIN_NAMES, Violation, tile_name, tile_names
 
 __all__ = ["layout_verdicts"]
@@ -86,8 +86,8 @@ def _placement_verdicts(layout: Layout, start: Triple | None) -> Verdicts:
         return [order] + broken, unsure
     triples = [start] if start is not None else layout.triangles()
     # Without unread sectors both readings are the board itself; the strict code is the faster.
-    lenient = best_closure(layout, triples, lenient=not layout.all_read)
-    if lenient is None or len(lenient) < len(layout):
+    lenient = largest_closures(layout, triples, lenient=not layout.all_read)
+    if not lenient or len(lenient[0]) < len(layout):
         broken, unsure = _landmass_verdicts(layout)
         return [_order_violation(layout, lenient, start)] + broken, unsure
     if layout.all_read:
@@ -99,8 +99,7 @@ def _placement_verdicts(layout: Layout, start: Triple | None) -> Verdicts:
     if hopeless:
         stranded = tuple(layout.hexes[t] for t in sorted(set(hopeless)))
     else:
-        strict = best_closure(layout, triples, lenient=False)
-        stranded = _stranded(layout, strict.placed if strict is not None else set())
+        stranded = _stranded(layout, largest_closures(layout, triples, lenient=False))
     if stranded:
         _, unsure = _landmass_verdicts(layout, lenient_holds=True)
         unsure.insert(0, Violation("placement-order", f"Cannot tell whether this layout could be built in order "
@@ -110,13 +109,14 @@ def _placement_verdicts(layout: Layout, start: Triple | None) -> Verdicts:
     return [], []
 
 
-def _stranded(layout: Layout, placed: set[int]) -> tuple[Hex, ...]:
-    return tuple(layout.hexes[t] for t in range(len(layout)) if t not in placed)
+def _stranded(layout: Layout, closures: list[Growth]) -> tuple[Hex, ...]:
+    """Tiles some largest closure leaves out (every tile when there is none)."""
+    return tuple(layout.hexes[t] for t in range(len(layout)) if not closures or any(t not in c.placed for c in closures))
 
 
-def _order_violation(layout: Layout, best: Growth | None, start: Triple | None) -> Violation:
-    """Why no order builds the layout: no start whose land is one mass, or the tiles the best closure left."""
-    if best is None:
+def _order_violation(layout: Layout, largest: list[Growth], start: Triple | None) -> Violation:
+    """Why no order builds the layout: no start whose land is one mass, or the tiles the largest closures left."""
+    if not largest:
         if start is not None:
             tiles = tuple(sorted(layout.hexes[t] for t in start))
             reason = f"the land of the start tiles {tile_names(tiles)} is not one mass"
@@ -124,10 +124,11 @@ def _order_violation(layout: Layout, best: Growth | None, start: Triple | None) 
             tiles = tuple(layout.hexes)
             reason = "no three mutually adjacent tiles have their land in one mass to start from"
         return Violation("placement-order", f"No placement order builds this layout: {reason}.", tiles)
-    stranded = _stranded(layout, best.placed)
+    stranded = _stranded(layout, largest)
+    # Largest closures that leave out different tiles: each of those tiles can be placed, not all of them.
+    never = "can never be placed" if len(largest) == 1 else "can never all be placed"
     return Violation("placement-order", f"No placement order builds this layout {_origin(start)}: "
-                     f"{tile_names(stranded)} can never be placed touching two earlier tiles with the land in one "
-                     "mass.", stranded)
+                     f"{tile_names(stranded)} {never} touching two earlier tiles with the land in one mass.", stranded)
 
 
 def _origin(start: Triple | None) -> str:
@@ -140,8 +141,9 @@ def _landmass_verdicts(layout: Layout, lenient_holds: bool = False) -> Verdicts:
         whole = Growth.of_all(layout, lenient=not layout.all_read)  # all read: one reading, strict code faster
         if not whole.connected():
             apart = whole.cut_off()
-            return [Violation("landmass", f"The land is not one mass: the land on {tile_names(apart)} is cut off "
-                                          "from the rest.", apart)], []
+            where = (f"the land on {tile_names(apart)} is cut off from the rest" if whole.main_piece() is not None
+                     else f"the land on {tile_names(apart)} lies in separate pieces of the same size")
+            return [Violation("landmass", f"The land is not one mass: {where}.", apart)], []
     if layout.all_read:
         return [], []
     whole = Growth.of_all(layout, lenient=False)

@@ -1,8 +1,8 @@
 """The search behind the ``placement-order`` and ``landmass`` rules: closures of placed tiles.
 
 A :class:`Layout` numbers a board's tiles; a :class:`Growth` is a set of placed
-tiles and how their land hangs together; :func:`best_closure` grows one from
-every candidate start triple to a fixed point. ``docs/rules.md`` ("Legality",
+tiles and how their land hangs together; :func:`largest_closures` grows one from
+every candidate start triple to a fixed point and keeps the largest. ``docs/rules.md`` ("Legality",
 ``placement-order``) proves that the fixed-point closure is an exact search.
 
 Unread sectors are read two ways (:func:`tile_land`): *lenient* (a ``?`` may
@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 from fjords.board import Board
 from fjords.geometry import DIRECTIONS, FACING, LAND, SECTORS, Hex, cyclic_runs
 
-__all__ = ["Growth", "Layout", "TileLand", "best_closure", "tile_land"]
+__all__ = ["Growth", "Layout", "TileLand", "largest_closures", "tile_land"]
 
 Triple = tuple[int, int, int]  # three mutually adjacent tiles, by index
 
@@ -66,34 +66,42 @@ class Layout:
         return [(a, b, c) for _, a, b, c in found]
 
 
-def best_closure(layout: Layout, triples: Sequence[Triple], lenient: bool) -> Growth | None:
-    """The largest closure over the candidate start triples (the first complete one ends the search);
-    None when no triple's land is one mass to start from.
+def largest_closures(layout: Layout, triples: Sequence[Triple], lenient: bool) -> list[Growth]:
+    """The largest closures over the candidate start triples, every one of that size (a complete one ends
+    the search); empty when no triple's land is one mass to start from.
 
+    Several closures of the same size can leave out different tiles (two islands off a sea start, two
+    start triples): all are kept, so what a caller names does not hang on the order of the search.
     A closure ``C`` that is a fixed point holding land contains every tile any valid order can place
     from a start inside it (the monotonicity lemma in ``docs/rules.md``), so a triple already inside a
-    failed closure is skipped.
+    failed closure is skipped: its closure lies inside ``C`` and is no larger, or it is ``C``.
     """
-    best: Growth | None = None
+    best: list[Growth] = []
     dead_ends: list[set[int]] = []
     for triple in triples:
         has_land = any(any(layout.lands(lenient)[t].required) for t in triple)
         if has_land and any(all(t in placed for t in triple) for placed in dead_ends):
             continue
-        growth = _grow(layout, triple, lenient)
-        if growth is None:
-            continue
-        if len(growth) == len(layout):
-            return growth
-        if growth.main >= 0:
-            dead_ends.append(growth.placed)
-        if best is None or len(growth) > len(best):
-            best = growth
+        for growth in _grow(layout, triple, lenient):
+            if len(growth) == len(layout):
+                return [growth]
+            if growth.main >= 0:
+                dead_ends.append(growth.placed)
+            best = _keep_largest(best, growth)
     return best
 
 
-def _grow(layout: Layout, triple: Triple, lenient: bool) -> Growth | None:
-    """Place ``triple``, then every tile that fits, to a fixed point; None when the start's land is apart.
+def _keep_largest(best: list[Growth], growth: Growth) -> list[Growth]:
+    if best and len(growth) < len(best[0]):
+        return best
+    if best and len(growth) == len(best[0]):
+        return best if any(g.placed == growth.placed for g in best) else best + [growth]
+    return [growth]
+
+
+def _grow(layout: Layout, triple: Triple, lenient: bool) -> list[Growth]:
+    """Place ``triple``, then every tile that fits, to a fixed point: the largest such closures (empty
+    when the start's land is apart).
 
     While no land is placed, the first tile with land is the one choice that matters (adding land to
     an empty mass is the only non-monotone step), so every candidate for it is tried.
@@ -102,12 +110,12 @@ def _grow(layout: Layout, triple: Triple, lenient: bool) -> Growth | None:
     for t in triple:
         growth.add(t)
     if not growth.connected():
-        return None
+        return []
     if growth.main >= 0:
         growth.fill()
-        return growth
+        return [growth]
     growth.fill(land_free_only=True)
-    best = growth
+    best = [growth]
     for t in growth.waiting():
         if growth.lands[t].land_free or not growth.fits(t):
             continue
@@ -116,9 +124,8 @@ def _grow(layout: Layout, triple: Triple, lenient: bool) -> Growth | None:
         branch.ready = branch.waiting()
         branch.fill()
         if len(branch) == len(layout):
-            return branch
-        if len(branch) > len(best):
-            best = branch
+            return [branch]
+        best = _keep_largest(best, branch)
     return best
 
 
@@ -320,14 +327,31 @@ class Growth:
             return False
         return all(self._read_land_across(t, i) for t in self.placed for i in self.lands[t].loose)
 
-    def cut_off(self) -> tuple[Hex, ...]:
-        """Tiles with land outside the largest piece of the land (largest by runs, ties by position)."""
+    def land_pieces(self) -> list[list[int]]:
+        """The tiles of every separate piece of the placed land (a tile once per run in the piece)."""
         members: dict[int, list[int]] = {}
-        for t, root in sorted(self._components()):
+        for t, root in self._components():
             members.setdefault(root, []).append(t)
-        if not members:
-            return ()
-        largest = min(members.values(), key=lambda ts: (-len(ts), min(ts)))
-        apart = {t for ts in members.values() if ts is not largest for t in ts}
+        return list(members.values())
+
+    def main_piece(self) -> list[int] | None:
+        """The main one of :meth:`land_pieces`: the largest (by runs), among equal sizes the one holding
+        the most start tiles.
+
+        None when that still leaves a tie, or when no land is placed: a choice by position would pick
+        a different piece once the board is turned.
+        """
+        return _main_piece(self.land_pieces(), self.layout.starts)
+
+    def cut_off(self) -> tuple[Hex, ...]:
+        """Tiles with land outside the main piece, or every tile with land when no piece is the main one."""
+        pieces = self.land_pieces()
+        main = _main_piece(pieces, self.layout.starts)
+        apart = {t for ts in pieces if ts is not main for t in ts}
         return tuple(self.layout.hexes[t] for t in sorted(apart))
 
+
+def _main_piece(pieces: list[list[int]], starts: list[int]) -> list[int] | None:
+    ranks = [(len(ts), len(set(starts).intersection(ts))) for ts in pieces]
+    best = max(ranks, default=None)
+    return pieces[ranks.index(best)] if ranks.count(best) == 1 else None

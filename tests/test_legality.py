@@ -114,6 +114,28 @@ def test_sea_start_then_first_land_anywhere():
     assert rules_of(legal_violations(Board.from_tiles(tiles + [island, apart]))) == ["landmass", "placement-order"]
 
 
+@pytest.mark.parametrize("k", range(6))
+def test_islands_of_the_same_size_are_all_named_however_the_board_is_turned(k):
+    # Off a sea start either island can come first, and then the other can never join it: no island
+    # is the main land and no order places both, so both are named, in every frame.
+    sea = "S" * 12
+    tiles = [Tile(h, sea, start=True) for h in (Hex(0, 0), Hex(1, 0), Hex(1, -1))]
+    islands = [Tile(Hex(2, -1), "SSSSPPSSSSSS"), Tile(Hex(0, 1), "SSSSSSSSSSPP")]
+    order, landmass = legal_violations(Board.from_tiles(tiles + islands).rotated(k))
+    both = tuple(sorted(t.hex.rotated(k) for t in islands))
+    assert (order.rule, order.tiles) == ("placement-order", both) and "never all be placed" in order.message
+    assert (landmass.rule, landmass.tiles) == ("landmass", both) and "same size" in landmass.message
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_among_pieces_of_land_of_the_same_size_the_one_with_start_tiles_is_the_main_land(k):
+    start = [Tile(Hex(0, 0), "SSSSSSSSSSPP", start=True),
+             *(Tile(h, "S" * 12, start=True) for h in (Hex(1, 0), Hex(1, -1)))]
+    island = Tile(Hex(2, -1), "SSSSPPSSSSSS")
+    landmass = legal_violations(Board.from_tiles(start + [island]).rotated(k))[-1]
+    assert (landmass.rule, landmass.tiles) == ("landmass", (island.hex.rotated(k),)) and "cut off" in landmass.message
+
+
 def test_stones_off_the_tiles_and_pieces_without_a_tile():
     board = doc_board("legal")
     odin = Piece(Hex(5, 5), None, "runestone")

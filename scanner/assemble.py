@@ -215,7 +215,7 @@ class DecodeSettings:
     min_tile_readable: float = 0.2
     min_tile_visible: float = 0.05
     max_unread_visible: float = 0.2
-    min_piece_confidence: float = 0.4
+    min_piece_confidence: float = 0.2
     min_stone_beside: float = 0.7
     min_crowded_confidence: float = 0.95
     kind_rule: float = 0.2

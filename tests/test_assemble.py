@@ -351,7 +351,7 @@ def chain(middle: PieceReading, settings: DecodeSettings = DecodeSettings()):
     return assemble({ROW[1]: evidence(ROW[1], sure(PLAIN), reading(1, 1)),
                      ROW[2]: evidence(ROW[2], sure(PLAIN), middle),
                      ROW[3]: evidence(ROW[3], sure(PLAIN), reading(2, 1))},
-                    settings=settings, piece_calibration=presence_less(1.0))
+                    settings=settings, piece_calibration=presence_less(2.0))
 
 
 def broken_rules(board) -> set[str]:
@@ -384,7 +384,7 @@ def test_a_doubtful_settler_joined_to_a_house_of_its_colour_stays_doubtful():
     """The rules allow it there, but that alone does not make it real (models/README.md, fortieth session)."""
     board = assemble({ROW[1]: evidence(ROW[1], sure(PLAIN), reading(1, 1)),
                       ROW[2]: evidence(ROW[2], sure(PLAIN), faint_settler(0.6, 0.99))},
-                     piece_calibration=presence_less(1.0))
+                     piece_calibration=presence_less(2.0))
     assert ROW[2] not in {p.hex for p in board.pieces}
     assert [(p["kind"], p["player"]) for p in board.extra["doubtful_pieces"]] == [("settler", "red")]
 

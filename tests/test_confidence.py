@@ -105,10 +105,10 @@ def test_decoder_reports_the_calibrated_confidence():
 
 
 def test_a_piece_no_other_piece_shares_a_colour_with_is_less_sure_and_may_be_set_aside():
-    """Calibrated confidence logistic(2 - 3·sole colour): 0.88 for pieces of one colour, 0.27 (doubtful) for a
+    """Calibrated confidence logistic(2 - 4·sole colour): 0.88 for pieces of one colour, 0.12 (doubtful) for a
     piece whose colour no other piece read has."""
     house = _one_piece_evidence()[Hex(0, 0)]
-    sole_less = PieceCalibration(tuple(2.0 * (name == "bias") - 3.0 * (name == "sole_colour") for name in FEATURES),
+    sole_less = PieceCalibration(tuple(2.0 * (name == "bias") - 4.0 * (name == "sole_colour") for name in FEATURES),
                                  {})
 
     def beside(colour: str) -> dict:
@@ -121,7 +121,7 @@ def test_a_piece_no_other_piece_shares_a_colour_with_is_less_sure_and_may_be_set
     assert [p.extra["confidence"] for p in paired.pieces] == [pytest.approx(0.8808, abs=1e-4)] * 2
     apart = assemble(beside(COLOUR_NAMES[1]), piece_calibration=sole_less)
     assert not apart.pieces
-    assert [d["confidence"] for d in apart.extra["doubtful_pieces"]] == [pytest.approx(0.2689, abs=1e-4)] * 2
+    assert [d["confidence"] for d in apart.extra["doubtful_pieces"]] == [pytest.approx(0.1192, abs=1e-4)] * 2
 
 
 def test_a_piece_on_a_board_of_unsure_tiles_is_less_sure():

@@ -352,6 +352,7 @@ class Growth:
 
 
 def _main_piece(pieces: list[list[int]], starts: list[int]) -> list[int] | None:
-    ranks = [(len(ts), len(set(starts).intersection(ts))) for ts in pieces]
+    start_set = set(starts)
+    ranks = [(len(ts), len(start_set.intersection(ts))) for ts in pieces]
     best = max(ranks, default=None)
     return pieces[ranks.index(best)] if ranks.count(best) == 1 else None

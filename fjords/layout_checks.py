@@ -140,8 +140,8 @@ def _landmass_verdicts(layout: Layout, lenient_holds: bool = False) -> Verdicts:
     if not lenient_holds:
         whole = Growth.of_all(layout, lenient=not layout.all_read)  # all read: one reading, strict code faster
         if not whole.connected():
-            apart = whole.cut_off()
-            where = (f"the land on {tile_names(apart)} is cut off from the rest" if whole.main_piece() is not None
+            apart, has_main = whole.cut_off()
+            where = (f"the land on {tile_names(apart)} is cut off from the rest" if has_main
                      else f"the land on {tile_names(apart)} lies in separate pieces of the same size")
             return [Violation("landmass", f"The land is not one mass: {where}.", apart)], []
     if layout.all_read:
@@ -149,6 +149,6 @@ def _landmass_verdicts(layout: Layout, lenient_holds: bool = False) -> Verdicts:
     whole = Growth.of_all(layout, lenient=False)
     if whole.connected():
         return [], []
-    where = whole.cut_off() or tuple(layout.hexes[t] for t in range(len(layout)) if "?" in layout.terrains[t])
+    where = whole.cut_off()[0] or tuple(layout.hexes[t] for t in range(len(layout)) if "?" in layout.terrains[t])
     return [], [Violation("landmass", "Cannot tell whether the land is one mass because sectors are unread "
                                       f"(around {tile_names(where)}).", where)]

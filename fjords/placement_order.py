@@ -334,25 +334,17 @@ class Growth:
             members.setdefault(root, []).append(t)
         return list(members.values())
 
-    def main_piece(self) -> list[int] | None:
-        """The main one of :meth:`land_pieces`: the largest (by runs), among equal sizes the one holding
-        the most start tiles.
+    def cut_off(self) -> tuple[tuple[Hex, ...], bool]:
+        """Tiles with land outside the main piece of :meth:`land_pieces`, and whether there is a main piece.
 
-        None when that still leaves a tie, or when no land is placed: a choice by position would pick
-        a different piece once the board is turned.
+        The main piece is the largest (by runs), among equal sizes the one holding the most start tiles.
+        When that still leaves a tie (or no land is placed) no piece is the main one and every tile with land
+        is returned: a choice by position would pick a different piece once the board is turned.
         """
-        return _main_piece(self.land_pieces(), self.layout.starts)
-
-    def cut_off(self) -> tuple[Hex, ...]:
-        """Tiles with land outside the main piece, or every tile with land when no piece is the main one."""
         pieces = self.land_pieces()
-        main = _main_piece(pieces, self.layout.starts)
+        starts = set(self.layout.starts)
+        ranks = [(len(ts), len(starts.intersection(ts))) for ts in pieces]
+        best = max(ranks, default=None)
+        main = pieces[ranks.index(best)] if ranks.count(best) == 1 else None
         apart = {t for ts in pieces if ts is not main for t in ts}
-        return tuple(self.layout.hexes[t] for t in sorted(apart))
-
-
-def _main_piece(pieces: list[list[int]], starts: list[int]) -> list[int] | None:
-    start_set = set(starts)
-    ranks = [(len(ts), len(start_set.intersection(ts))) for ts in pieces]
-    best = max(ranks, default=None)
-    return pieces[ranks.index(best)] if ranks.count(best) == 1 else None
+        return tuple(self.layout.hexes[t] for t in sorted(apart)), main is not None

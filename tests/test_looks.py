@@ -175,12 +175,3 @@ def test_no_board_in_any_look(monkeypatch):
     monkeypatch.setattr(looks, "fit_lattice", nothing)
     with pytest.raises(NoBoardFound):
         looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None)
-
-
-def test_a_lattice_whose_tiles_miss_their_edges_gets_advice_to_retake():
-    from scanner.pipeline import layout_advice
-
-    assert layout_advice(make_fit(10, 2)) == []  # a fifth of the tiles on their edges: believed
-    (sentence,) = layout_advice(make_fit(10, 1))
-    assert "1 of the 10 tiles" in sentence and "misread" in sentence
-    assert layout_advice(LatticeFit({}, make_fit(1, 1).model, 0.0)) == []

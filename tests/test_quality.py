@@ -1,4 +1,5 @@
-"""scanner.quality: blur, darkness, glare and the board's size are measured and turned into advice."""
+"""scanner.quality: blur, darkness, glare and the board's size are measured and turned into advice; and the advice on
+a board read unsurely as a whole (scanner.pipeline.layout_advice)."""
 
 import cv2
 import numpy as np
@@ -90,3 +91,21 @@ def test_a_board_small_in_the_photo_gets_advice_to_come_closer():
     assert tile_size_advice([]) == []
     small = tile_size_advice([_hexagon(8.0)] * 3 + [_hexagon(40.0)] * 2)
     assert len(small) == 1 and "closer" in small[0] and "16 pixels" in small[0]
+
+
+def _board_of_confidences(confidences):
+    from fjords.board import Board, Tile
+    from fjords.geometry import Hex
+
+    return Board.from_tiles([Tile(Hex(q, 0), "P" * 12, extra={"confidence": c}) for q, c in enumerate(confidences)],
+                            [])
+
+
+def test_a_board_read_unsurely_on_the_whole_gets_advice_to_retake():
+    from scanner.pipeline import UNSURE_LAYOUT, layout_advice
+
+    assert layout_advice(_board_of_confidences([1.0, 0.9, 0.1])) == []  # one tile unsure: the others stand
+    (sentence,) = layout_advice(_board_of_confidences([0.9, 0.2, 0.1, 0.2]))  # on average 35 % sure
+    assert "4 tiles" in sentence and "35%" in sentence and "misread" in sentence
+    assert layout_advice(_board_of_confidences([UNSURE_LAYOUT, UNSURE_LAYOUT])) == []  # the threshold itself: believed
+    assert layout_advice(_board_of_confidences([])) == []

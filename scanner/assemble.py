@@ -25,8 +25,10 @@ throw away what the rules say:
   gives one reading, unless the spot model sees several clear peaks on it
   (:mod:`scanner.pieces`); then each is reported and the engine reports the
   break, when the tile and the board's median tile read at least
-  ``min_crowded_confidence`` sure. On a tile read less sure the lattice may have
-  put one cell across two tiles: its likeliest piece is read alone and the others
+  ``min_crowded_confidence`` sure and each of its pieces at least
+  ``min_crowded_piece``. On a tile read less sure the lattice may have
+  put one cell across two tiles, and beside a piece a printed field may look like
+  another: its likeliest piece is read alone and the others
   are listed in ``doubtful_pieces``, for the player to check, never dropped.
 * **Houses and settlers stand on plains.** A player piece whose base falls on a
   sector that is not plain is moved to the nearest plain sector within one
@@ -156,6 +158,9 @@ class DecodeSettings:
         then look like two on one: the likeliest piece is read alone and the others are
         listed under ``doubtful_pieces`` (on renders of training seeds every legal tile
         read as crowded but one was on a tile or board read less sure; models/README.md).
+    min_crowded_piece : nor is it believed when one of its pieces is less sure than this (its calibrated
+        confidence, :func:`least_piece_confidence`): a rule break is shown only on pieces read sure. Bold prints'
+        fields were read as a second piece on a third of their photos (models/README.md).
     kind_rule : the factor by which the rules weaken a house or settler reading whose
         kind breaks the rules on a colour's pieces (:func:`settle_kinds`); 0.2 was
         chosen on renders of training seeds (models/README.md); 1 turns the rule off.
@@ -218,6 +223,7 @@ class DecodeSettings:
     min_piece_confidence: float = 0.2
     min_stone_beside: float = 0.7
     min_crowded_confidence: float = 0.95
+    min_crowded_piece: float = 0.8
     kind_rule: float = 0.2
     infer_hidden: bool = True
     alike_split: float = 2.0
@@ -386,6 +392,14 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
                                                            tile_confidence, board_median, sole_colour))
     return replace(piece, extra=piece_extra(reading, confidence))
+
+
+def least_piece_confidence(h: Hex, readings: list[PieceReading], terrain: str, settings: DecodeSettings,
+                           tile_confidence: float, calibration: PieceCalibration | None, board_median: float) -> float:
+    """The lowest confidence (:func:`decode_piece`'s) among the pieces ``readings`` show on one tile (1 without any)."""
+    pieces = [decode_piece(h, reading, terrain, settings, tile_confidence, calibration, board_median)
+              for reading in readings]
+    return min((piece.extra["confidence"] for piece in pieces if piece is not None), default=1.0)
 
 
 def piece_extra(reading: PieceReading, confidence: float, **more) -> MappingProxyType:
@@ -859,7 +873,10 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         on_tile = standing_inside(e.pieces, e.corners_px)
         sureness = network_sureness[h]
-        if len(on_tile) > 1 and min(sureness, board_median) < settings.min_crowded_confidence:
+        if len(on_tile) > 1 and (min(sureness, board_median) < settings.min_crowded_confidence
+                                 or least_piece_confidence(h, on_tile, terrain, settings, sureness,
+                                                           piece_calibration, board_median)
+                                 < settings.min_crowded_piece):
             on_tile.sort(key=lambda reading: reading.kind_probs[0])  # least chance of no piece first
             doubtful += [piece_to_json(piece) for reading in on_tile[1:]
                          if (piece := decode_piece(h, reading, terrain, settings, sureness, piece_calibration,

@@ -258,8 +258,22 @@ def test_several_readings_on_a_tile_read_unsure_keep_the_likeliest_and_list_the_
     assert [p.kind for p in board.pieces] == ["settler"]
     assert [p["kind"] for p in board.extra["doubtful_pieces"]] == ["house"]
     assert not any(v.rule == "two-pieces-on-tile" for v in board.legal_violations())
-    # Read sure, the same two readings are a rule break shown.
-    assert len(assemble({A: evidence(A, sure("PPPPPPPPPPPP"), weaker, likelier)}).pieces) == 2
+    # Read sure, two readings sure of their pieces are a rule break shown.
+    assert len(assemble({A: evidence(A, sure("PPPPPPPPPPPP"), reading(1, 7), likelier)}).pieces) == 2
+
+
+def test_a_tile_read_sure_with_one_piece_read_unsure_keeps_the_likeliest_and_lists_the_other_as_doubtful():
+    """A printed field beside a piece may look like a second piece: a rule break is shown only on pieces read sure."""
+    likelier = reading(2, 1)
+    weaker = PieceReading(np.array([0.3, 0.6, 0.05, 0.05]), likelier.colour_probs, COLOUR_NAMES, (10.0, 10.0),
+                          (10.0, 5.0), 7, likelier.rgb)  # a house at 0.6 x 0.99: under min_crowded_piece
+    board = assemble({A: evidence(A, sure("PPPPPPPPPPPP"), weaker, likelier)})
+    assert [p.kind for p in board.pieces] == ["settler"]
+    assert [p["kind"] for p in board.extra["doubtful_pieces"]] == ["house"]
+    assert not any(v.rule == "two-pieces-on-tile" for v in board.legal_violations())
+    # Without the condition the same readings show the break.
+    loose = DecodeSettings(min_crowded_piece=0.0)
+    assert len(assemble({A: evidence(A, sure("PPPPPPPPPPPP"), weaker, likelier)}, settings=loose).pieces) == 2
 
 
 # -- house or settler, weighed against the rules on a colour's pieces -----------------------------
@@ -323,7 +337,9 @@ def test_five_houses_read_sure_stay_and_the_engine_reports_them():
 
 
 def test_pieces_read_as_sharing_a_tile_keep_their_kinds():
-    board = assemble({A: evidence(A, sure(PLAIN), leaning(0.3, 0.6), reading(1, 7, "blue"))})
+    # The tile's break stands however unsure the settler's kind (min_crowded_piece off): the kind rule leaves it.
+    board = assemble({A: evidence(A, sure(PLAIN), leaning(0.3, 0.6), reading(1, 7, "blue"))},
+                     settings=DecodeSettings(min_crowded_piece=0.0))
     assert sorted((p.kind, p.player) for p in board.pieces) == [("house", "blue"), ("settler", "red")]
 
 

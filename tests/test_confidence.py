@@ -162,15 +162,18 @@ def test_without_a_calibration_every_piece_read_is_counted():
     assert len(board.pieces) == 1 and "doubtful_pieces" not in board.extra
 
 
-def test_pieces_sharing_a_tile_are_never_set_aside():
-    """Two readings on one tile are a rule break the scan must show, however unsure."""
+def test_pieces_sharing_a_tile_are_a_break_only_when_read_sure_and_then_never_set_aside():
+    """Two readings on one tile are a rule break the scan shows when both are read sure (min_crowded_piece); a
+    break believed is shown however unsure the floor finds its pieces, while an unsure pair is listed to check."""
     evidence = _one_piece_evidence()
     tile = evidence[Hex(0, 0)]
     crowded = {Hex(0, 0): TileEvidence(tile.hex, tile.sector_probs, tile.sector_visible, tile.corners_px, 1.0,
                                        tile.pieces * 2)}
-    calibration = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (-3.0,), {})
+    calibration = PieceCalibration((0.0,) * (len(FEATURES) - 1) + (-3.0,), {})  # every piece 0.05 sure
     board = assemble(crowded, piece_calibration=calibration)
-    assert len(board.pieces) == 2 and "doubtful_pieces" not in board.extra
+    assert board.pieces == () and len(board.extra["doubtful_pieces"]) == 2
+    believed = assemble(crowded, piece_calibration=calibration, settings=DecodeSettings(min_crowded_piece=0.0))
+    assert len(believed.pieces) == 2 and "doubtful_pieces" not in believed.extra
 
 
 def test_fitting_reads_every_folder_given(tmp_path, capsys):

@@ -159,7 +159,7 @@ class DecodeSettings:
         listed under ``doubtful_pieces`` (on renders of training seeds every legal tile
         read as crowded but one was on a tile or board read less sure; models/README.md).
     min_crowded_piece : nor is it believed when one of its pieces is less sure than this (its calibrated
-        confidence, :func:`least_piece_confidence`): a rule break is shown only on pieces read sure. Bold prints'
+        confidence, :func:`decode_piece`'s): a rule break is shown only on pieces read sure. Bold prints'
         fields were read as a second piece on a third of their photos (models/README.md).
     kind_rule : the factor by which the rules weaken a house or settler reading whose
         kind breaks the rules on a colour's pieces (:func:`settle_kinds`); 0.2 was
@@ -392,14 +392,6 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
                                                            tile_confidence, board_median, sole_colour))
     return replace(piece, extra=piece_extra(reading, confidence))
-
-
-def least_piece_confidence(h: Hex, readings: list[PieceReading], terrain: str, settings: DecodeSettings,
-                           tile_confidence: float, calibration: PieceCalibration | None, board_median: float) -> float:
-    """The lowest confidence (:func:`decode_piece`'s) among the pieces ``readings`` show on one tile (1 without any)."""
-    pieces = [decode_piece(h, reading, terrain, settings, tile_confidence, calibration, board_median)
-              for reading in readings]
-    return min((piece.extra["confidence"] for piece in pieces if piece is not None), default=1.0)
 
 
 def piece_extra(reading: PieceReading, confidence: float, **more) -> MappingProxyType:
@@ -873,15 +865,15 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         on_tile = standing_inside(e.pieces, e.corners_px)
         sureness = network_sureness[h]
-        if len(on_tile) > 1 and (min(sureness, board_median) < settings.min_crowded_confidence
-                                 or least_piece_confidence(h, on_tile, terrain, settings, sureness,
-                                                           piece_calibration, board_median)
-                                 < settings.min_crowded_piece):
-            on_tile.sort(key=lambda reading: reading.kind_probs[0])  # least chance of no piece first
-            doubtful += [piece_to_json(piece) for reading in on_tile[1:]
-                         if (piece := decode_piece(h, reading, terrain, settings, sureness, piece_calibration,
-                                                   board_median)) is not None]
-            on_tile = on_tile[:1]
+        if len(on_tile) > 1:
+            ranked = sorted(on_tile, key=lambda reading: reading.kind_probs[0])  # least chance of no piece first
+            decoded = [decode_piece(h, reading, terrain, settings, sureness, piece_calibration, board_median)
+                       for reading in ranked]
+            least_sure = min((piece.extra["confidence"] for piece in decoded if piece is not None), default=1.0)
+            if (min(sureness, board_median) < settings.min_crowded_confidence
+                    or least_sure < settings.min_crowded_piece):
+                doubtful += [piece_to_json(piece) for piece in decoded[1:] if piece is not None]
+                on_tile = ranked[:1]
         placed += [PlacedReading(h, reading, terrain, sureness, len(on_tile) == 1) for reading in on_tile]
     rules = Rules.for_edition(edition) if edition else Rules()
     max_colours = rules.max_colours if edition else max(Rules.for_edition(e).max_colours for e in EDITIONS)

@@ -339,9 +339,10 @@ def layout_advice(board: Board) -> list[str]:
     A lattice of the wrong size or slant, or one that numbered part of the board a cell off, cuts patches that are
     no sector, and the whole board reads unsurely: the layout itself, not only some tiles, may be misread.
     """
-    if not board.tiles or mean_tile_confidence(board) >= UNSURE_LAYOUT:
+    mean = mean_tile_confidence(board)
+    if not board.tiles or mean >= UNSURE_LAYOUT:
         return []
-    return [f"The {len(board.tiles)} tiles found read unsurely (on average {mean_tile_confidence(board):.0%} sure of "
+    return [f"The {len(board.tiles)} tiles found read unsurely (on average {mean:.0%} sure of "
             "all twelve sectors): the layout itself may be misread. Retake the photo with the board larger in it, "
             "sharp, and from higher above."]
 

@@ -49,6 +49,11 @@ EXTRA_REFITS = 4
 CONVERGED_MOVE = 0.04
 #: Runner-up lattice hypotheses tried, in order, while the fit has fewer supported tiles than that.
 RUNNERS_UP = 2
+#: A posed cell whose hexagon is not convex, or whose circumradius is more than this many times the median
+#: cell's or less than its share, is the lens model extrapolated past the tiles it was fitted on, not a tile:
+#: it is left out. On a bold print (seed 984,651) such a cell's corner lay 3.6 million pixels away and the
+#: scan failed for want of 1.4 TiB; a real tile is never this far from the median, at any elevation.
+MAX_CELL_SIZE_RATIO = 4.0
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,8 @@ class LatticeFit:
         Where a rune stone may stand beside the tiles (Odin, on an empty lattice
         position). Each comes with its corners on the fitted lattice and the
         share of it inside the frame as ``visible``; positions less than
-        ``min_inside`` in the frame are left out, and so is the confidence (0).
+        ``min_inside`` in the frame are left out, and so are those the lens model
+        throws out of shape (:data:`MAX_CELL_SIZE_RATIO`); the confidence is 0.
 
         Parameters
         ----------
@@ -122,7 +128,7 @@ class LatticeFit:
         corners = self.model.board_to_image(hex_corners(beside).reshape(-1, 2)).reshape(-1, 6, 2)
         found = []
         for h, c in zip(beside, corners):
-            inside = _share_inside(c, width, height)
+            inside = _share_inside(c, width, height) if _tile_like(c, self.tile_radius_px) else 0.0
             if inside >= min_inside:
                 centre = c.mean(axis=0)
                 found.append(CellGeometry(h, (float(centre[0]), float(centre[1])), c, inside, 0.0))
@@ -390,7 +396,20 @@ def _posed(cells: dict[Hex, CellGeometry], model: LatticeModel, poses: TilePoses
     for h, corners in zip(cells, model.board_to_image(poses.corners(centres))):
         centre = corners.mean(axis=0)
         posed[h] = replace(cells[h], center_px=(float(centre[0]), float(centre[1])), corners_px=corners)
-    return posed
+    return _plausible(posed)
+
+
+def _plausible(cells: dict[Hex, CellGeometry]) -> dict[Hex, CellGeometry]:
+    """The cells whose hexagons could be tiles (:data:`MAX_CELL_SIZE_RATIO`)."""
+    median = _median_radius(cells)
+    return {h: c for h, c in cells.items() if _tile_like(c.corners_px, median)}
+
+
+def _tile_like(corners: np.ndarray, median_radius: float) -> bool:
+    """Whether a hexagon is convex and near the median tile's size (:data:`MAX_CELL_SIZE_RATIO`)."""
+    radius = _radius(corners)
+    return (cv2.isContourConvex(np.asarray(corners, np.float32))
+            and median_radius / MAX_CELL_SIZE_RATIO <= radius <= median_radius * MAX_CELL_SIZE_RATIO)
 
 
 def _share_inside(corners: np.ndarray, width: int, height: int) -> float:

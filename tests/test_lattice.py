@@ -391,6 +391,25 @@ def test_empty_positions_outside_the_frame_are_left_out():
     assert all(c.visible >= 0.75 for c in narrow)
 
 
+def test_cells_the_lens_model_throws_out_of_shape_are_left_out():
+    from scanner.lattice import MAX_CELL_SIZE_RATIO, _plausible, _radius
+
+    sane = _fit_of(_photo_model(), _disc(3)).cells
+    assert _plausible(sane) == sane
+    # A lens model extrapolated far past its tiles folds the lattice over: such cells are no tiles.
+    a = np.radians(25.0)
+    folding = LatticeModel.for_image(np.array([[38 * np.cos(a), 38 * np.sin(a), 500.0],
+                                               [-38 * np.sin(a), 30 * np.cos(a), 380.0], [0.0, 2e-4, 1.0]]), PHOTO, -1.0)
+    fit = _fit_of(folding, _disc(14))
+    kept = _plausible(fit.cells)
+    assert {Hex(int(q), int(r)) for q, r in _disc(3)} <= set(kept) and len(kept) < len(fit.cells)
+    median = float(np.median([_radius(c.corners_px) for c in fit.cells.values()]))
+    for cells in (kept.values(), fit.empty_positions(PHOTO)):
+        for cell in cells:
+            assert cv2.isContourConvex(cell.corners_px.astype(np.float32))
+            assert median / MAX_CELL_SIZE_RATIO <= _radius(cell.corners_px) <= median * MAX_CELL_SIZE_RATIO
+
+
 def _sheared(hexes, points):
     """A hypothesis through the same centres on a sheared lattice: (q, r) → (q + r, r) fits them as well."""
     from scanner.lattice_assign import Assignment

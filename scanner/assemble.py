@@ -24,12 +24,12 @@ throw away what the rules say:
 * **One piece per tile** is the prior, not a constraint: each tile's crop
   gives one reading, unless the spot model sees several clear peaks on it
   (:mod:`scanner.pieces`); then each is reported and the engine reports the
-  break, when the tile and the board's median tile read at least
-  ``min_crowded_confidence`` sure and each of its pieces at least
-  ``min_crowded_piece``. On a tile read less sure the lattice may have
-  put one cell across two tiles, and beside a piece a printed field may look like
-  another: its likeliest piece is read alone and the others
-  are listed in ``doubtful_pieces``, for the player to check, never dropped.
+  break, when each of its pieces reads at least ``min_crowded_piece`` sure (and
+  the tile and the board's median tile ``min_crowded_confidence``, off by
+  default). Beside a piece a printed field may look like another (and on a tile
+  read unsure the lattice may have put one cell across two tiles): its likeliest
+  piece is read alone and the others are listed in ``doubtful_pieces``, for the
+  player to check, never dropped.
 * **Houses and settlers stand on plains.** A player piece whose base falls on a
   sector that is not plain is moved to the nearest plain sector within one
   sector of it (the base point is imprecise near boundaries); if there is none
@@ -156,11 +156,13 @@ class DecodeSettings:
         believed only when its terrain and the board's median tile read at least this
         sure; otherwise the lattice may have put one cell across two tiles, whose pieces
         then look like two on one: the likeliest piece is read alone and the others are
-        listed under ``doubtful_pieces`` (on renders of training seeds every legal tile
-        read as crowded but one was on a tile or board read less sure; models/README.md).
+        listed under ``doubtful_pieces``. 0 (off) since the spot model fine-tuned in the
+        forty-fifth session, which invents crowding far less often: the check hid more real
+        breaks than it caught invented ones (it was 0.95; models/README.md).
     min_crowded_piece : nor is it believed when one of its pieces is less sure than this (its calibrated
-        confidence, :func:`decode_piece`'s): a rule break is shown only on pieces read sure. Bold prints'
-        fields were read as a second piece on a third of their photos (models/README.md).
+        confidence, :func:`decode_piece`'s): a rule break is shown only on pieces read fairly sure. Bold
+        prints' fields were read as a second piece on a third of their photos before that fine-tuning
+        (0.8 then; 0.4 with it, chosen on renders of training seeds; models/README.md).
     kind_rule : the factor by which the rules weaken a house or settler reading whose
         kind breaks the rules on a colour's pieces (:func:`settle_kinds`); 0.2 was
         chosen on renders of training seeds (models/README.md); 1 turns the rule off.
@@ -222,8 +224,8 @@ class DecodeSettings:
     max_unread_visible: float = 0.2
     min_piece_confidence: float = 0.2
     min_stone_beside: float = 0.7
-    min_crowded_confidence: float = 0.95
-    min_crowded_piece: float = 0.8
+    min_crowded_confidence: float = 0.0
+    min_crowded_piece: float = 0.4
     kind_rule: float = 0.2
     infer_hidden: bool = True
     alike_split: float = 2.0
@@ -852,6 +854,13 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
                         (read_terrains(network_posterior) if settings.photo_look else terrains).items()}
     board_median = board_confidence(network_sureness.values())
     tiles, doubtful, placed = [], [], []
+    on_tiles = {h: standing_inside(e.pieces, e.corners_px) for h, e in evidence.items()}
+    # A crowded tile's pieces are weighed as every piece is (read_placed): a piece of a colour no other reading on
+    # the board has is less often right, so a printed field read as a second piece is shown as a break less often.
+    readings = [(h, reading) for h, on_tile in on_tiles.items() for reading in on_tile]
+    sole = dict(zip(map(id, (reading for _, reading in readings)), sole_in_colour(
+        [piece.player if (piece := decode_piece(h, reading, terrains[h][0], settings)) else None
+         for h, reading in readings])))
     for h, e in evidence.items():
         terrain, confidence = terrains[h]
         corners = np.asarray(e.corners_px, dtype=np.float64)
@@ -863,11 +872,12 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
             "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],
         }
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
-        on_tile = standing_inside(e.pieces, e.corners_px)
+        on_tile = on_tiles[h]
         sureness = network_sureness[h]
         if len(on_tile) > 1:
             ranked = sorted(on_tile, key=lambda reading: reading.kind_probs[0])  # least chance of no piece first
-            decoded = [decode_piece(h, reading, terrain, settings, sureness, piece_calibration, board_median)
+            decoded = [decode_piece(h, reading, terrain, settings, sureness, piece_calibration, board_median,
+                                    sole[id(reading)])
                        for reading in ranked]
             least_sure = min((piece.extra["confidence"] for piece in decoded if piece is not None), default=1.0)
             if (min(sureness, board_median) < settings.min_crowded_confidence

@@ -124,6 +124,32 @@ def test_a_piece_no_other_piece_shares_a_colour_with_is_less_sure_and_may_be_set
     assert [d["confidence"] for d in apart.extra["doubtful_pieces"]] == [pytest.approx(0.1192, abs=1e-4)] * 2
 
 
+def test_a_second_piece_on_a_tile_in_a_colour_no_other_piece_has_is_no_break_shown():
+    """A crowded tile's pieces are weighed as any piece (logistic(2 - 4·sole colour)): a second piece in a colour
+    read nowhere else on the board (a printed field, as a rule) is doubtful; in a colour other pieces have, the
+    break is shown."""
+    house = _one_piece_evidence()[Hex(0, 0)]
+    sole_less = PieceCalibration(tuple(2.0 * (name == "bias") - 4.0 * (name == "sole_colour") for name in FEATURES),
+                                 {})
+
+    def painted(colour: str, at: tuple[float, float]):
+        return replace(house.pieces[0], colour_probs=np.eye(len(COLOUR_NAMES))[COLOUR_NAMES.index(colour)],
+                       base_px=at, top_px=(at[0], at[1] - 1.0))
+
+    def board(second: str, elsewhere: tuple[str, str]):
+        crowded = replace(house, pieces=(painted("red", (0.0, 0.0)), painted(second, (0.4, 0.2))))
+        others = {h: replace(house, hex=h, corners_px=house.corners_px + 9 * k, pieces=(painted(colour, (9.0 * k,) * 2),))
+                  for k, (h, colour) in enumerate(zip((Hex(5, 0), Hex(0, 5)), elsewhere), start=1)}
+        return assemble({house.hex: crowded, **others}, piece_calibration=sole_less)
+
+    shared = board("blue", ("red", "blue"))
+    assert len(shared.pieces_at(Hex(0, 0))) == 2
+    assert any(v.rule == "two-pieces-on-tile" for v in shared.legal_violations())
+    alone = board("blue", ("red", "red"))
+    assert [p.player for p in alone.pieces_at(Hex(0, 0))] == ["red"]
+    assert [d["player"] for d in alone.extra["doubtful_pieces"]] == ["blue"]
+
+
 def test_a_piece_on_a_board_of_unsure_tiles_is_less_sure():
     """The board feature: the same piece and tile, with the rest of the board read unsure or sure."""
     piece = _one_piece_evidence()[Hex(0, 0)]

@@ -68,7 +68,8 @@ MIN_SPOT = 0.5
 MIN_SECOND_SPOT = 0.6
 """Heat every peak needs (in the mean of a crop's and its mirror image's reading) for a tile to be read as holding
 several pieces (at least two must reach it). Chosen on renders of training seeds with the decoder's check of such
-tiles (:class:`scanner.assemble.DecodeSettings` ``min_crowded_confidence``; models/README.md)."""
+tiles (:class:`scanner.assemble.DecodeSettings` ``min_crowded_confidence``), and kept for the spot model fine-tuned
+on crowded renders in the forty-fifth session (0.7 would lose real pairs; models/README.md)."""
 MAX_PIECES_PER_TILE = 3
 MIN_STAND_IN = 0.2
 """Chance of a piece from which a spot model (:data:`DOUBTED_SPOTS_MODEL_FILE`) also looks at a tile the presence

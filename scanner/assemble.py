@@ -857,6 +857,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     on_tiles = {h: standing_inside(e.pieces, e.corners_px) for h, e in evidence.items()}
     # A crowded tile's pieces are weighed as every piece is (read_placed): a piece of a colour no other reading on
     # the board has is less often right, so a printed field read as a second piece is shown as a break less often.
+    # Keyed by the reading's identity: readings hold arrays, so they cannot be keys themselves.
     readings = [(h, reading) for h, on_tile in on_tiles.items() for reading in on_tile]
     sole = dict(zip(map(id, (reading for _, reading in readings)), sole_in_colour(
         [piece.player if (piece := decode_piece(h, reading, terrains[h][0], settings)) else None

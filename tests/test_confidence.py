@@ -138,7 +138,8 @@ def test_a_second_piece_on_a_tile_in_a_colour_no_other_piece_has_is_no_break_sho
 
     def board(second: str, elsewhere: tuple[str, str]):
         crowded = replace(house, pieces=(painted("red", (0.0, 0.0)), painted(second, (0.4, 0.2))))
-        others = {h: replace(house, hex=h, corners_px=house.corners_px + 9 * k, pieces=(painted(colour, (9.0 * k,) * 2),))
+        others = {h: replace(house, hex=h, corners_px=house.corners_px + 9 * k,
+                             pieces=(painted(colour, (9.0 * k,) * 2),))
                   for k, (h, colour) in enumerate(zip((Hex(5, 0), Hex(0, 5)), elsewhere), start=1)}
         return assemble({house.hex: crowded, **others}, piece_calibration=sole_less)
 

@@ -455,6 +455,20 @@ def read_placed(placed: list[PlacedReading], settings: DecodeSettings, calibrati
     return read
 
 
+def sole_by_reading(on_tiles: Mapping[Hex, list[PieceReading]], terrains: Mapping[Hex, str],
+                    settings: DecodeSettings) -> dict[int, bool]:
+    """For each reading on the tiles, whether no other reading's piece has its colour (:func:`sole_in_colour`).
+
+    A crowded tile's pieces are weighed as every piece is (:func:`read_placed`): a piece of a colour no other
+    reading on the board has is less often right, so a printed field read as a second piece is shown as a break
+    less often. Keyed by the reading's identity (``id``): readings hold arrays, so they cannot be keys themselves.
+    """
+    readings = [(h, reading) for h, on_tile in on_tiles.items() for reading in on_tile]
+    colours = [piece.player if (piece := decode_piece(h, reading, terrains[h], settings)) else None
+               for h, reading in readings]
+    return dict(zip((id(reading) for _, reading in readings), sole_in_colour(colours)))
+
+
 def decode_placed(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
                   board_median: float) -> tuple[list[Piece], list[Piece]]:
     """The pieces read on the tiles: those on the board, and those too doubtful to count."""
@@ -855,13 +869,8 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     board_median = board_confidence(network_sureness.values())
     tiles, doubtful, placed = [], [], []
     on_tiles = {h: standing_inside(e.pieces, e.corners_px) for h, e in evidence.items()}
-    # A crowded tile's pieces are weighed as every piece is (read_placed): a piece of a colour no other reading on
-    # the board has is less often right, so a printed field read as a second piece is shown as a break less often.
-    # Keyed by the reading's identity: readings hold arrays, so they cannot be keys themselves.
-    readings = [(h, reading) for h, on_tile in on_tiles.items() for reading in on_tile]
-    sole = dict(zip(map(id, (reading for _, reading in readings)), sole_in_colour(
-        [piece.player if (piece := decode_piece(h, reading, terrains[h][0], settings)) else None
-         for h, reading in readings])))
+    sole = (sole_by_reading(on_tiles, {h: terrain for h, (terrain, _) in terrains.items()}, settings)
+            if any(len(on_tile) > 1 for on_tile in on_tiles.values()) else {})
     for h, e in evidence.items():
         terrain, confidence = terrains[h]
         corners = np.asarray(e.corners_px, dtype=np.float64)

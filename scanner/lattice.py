@@ -218,9 +218,9 @@ def fit_assignment(image_bgr: np.ndarray, board_region: BoardRegion, assignment:
     timings["cells"] = time.perf_counter() - start
     if not cells:
         return None
-    model, cells, support, moved = _refine(image_bgr, model, cells)
+    model, cells, supported, moved = _refine(image_bgr, model, cells)
     timings["refine"] = time.perf_counter() - start - timings["cells"]
-    return LatticeFit(cells, model, _median_radius(cells), timings, int(np.sum(support >= SUPPORTED_EDGES)), moved)
+    return LatticeFit(cells, model, _median_radius(cells), timings, supported, moved)
 
 
 def _track(previous: LatticeFit, points: np.ndarray) -> Assignment | None:
@@ -276,11 +276,11 @@ def _hex_norm(offset: np.ndarray) -> np.ndarray:
 
 
 def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometry]
-            ) -> tuple[LatticeModel, dict[Hex, CellGeometry], np.ndarray, float]:
+            ) -> tuple[LatticeModel, dict[Hex, CellGeometry], int, float]:
     """Refit the lattice through the tiles' own edges, then fit every tile's own pose to its edges.
 
-    Also returns each tile's edge support (share of its edge samples that found an edge) and how far the refit
-    moved the lattice (:func:`_move`; 0 without a refit).
+    Also returns how many of the tiles kept are supported (:func:`_posed`) and how far the refit moved the
+    lattice (:func:`_move`; 0 without a refit).
     """
     hexes = list(cells)
     centres = hex_centres(hexes)
@@ -294,7 +294,7 @@ def _refine(image: np.ndarray, model: LatticeModel, cells: dict[Hex, CellGeometr
         model = refitted
         gradients, origin = _edges(image, model, low, high)
         poses = refine_poses(gradients, origin, centres)
-    return model, _posed(cells, model, poses, centres), poses.support, moved
+    return model, *_posed(cells, model, poses, centres), moved
 
 
 def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
@@ -349,9 +349,9 @@ def converge(image: np.ndarray, fit: LatticeFit) -> LatticeFit:
     _, model, poses, last_move = best
     if model is fit.model:
         return fit
-    cells = _posed(fit.cells, model, poses, centres)
+    cells, supported = _posed(fit.cells, model, poses, centres)
     return replace(fit, cells=cells, model=model, tile_radius_px=_median_radius(cells),
-                   supported_tiles=int(np.sum(poses.support >= SUPPORTED_EDGES)), refit_move=last_move)
+                   supported_tiles=supported, refit_move=last_move)
 
 
 def _move(model: LatticeModel, refitted: LatticeModel, hexes: list[Hex]) -> float:
@@ -390,13 +390,18 @@ def _refit_on_edges(model: LatticeModel, hexes: list[Hex], gradients: np.ndarray
 
 
 def _posed(cells: dict[Hex, CellGeometry], model: LatticeModel, poses: TilePoses, centres: np.ndarray
-           ) -> dict[Hex, CellGeometry]:
-    """The cells with the corners and centres of their tiles' own poses on ``model``."""
+           ) -> tuple[dict[Hex, CellGeometry], int]:
+    """The cells with the corners and centres of their tiles' own poses on ``model``, those that could be tiles
+    only (:func:`_plausible`), and how many of those are supported (edge support at least
+    :data:`SUPPORTED_EDGES`): a cell left out counts in neither :attr:`LatticeFit.supported_share`'s numerator
+    nor its denominator."""
     posed = {}
     for h, corners in zip(cells, model.board_to_image(poses.corners(centres))):
         centre = corners.mean(axis=0)
         posed[h] = replace(cells[h], center_px=(float(centre[0]), float(centre[1])), corners_px=corners)
-    return _plausible(posed)
+    kept = _plausible(posed)
+    supported = sum(bool(s >= SUPPORTED_EDGES) for h, s in zip(cells, poses.support) if h in kept)
+    return kept, supported
 
 
 def _plausible(cells: dict[Hex, CellGeometry]) -> dict[Hex, CellGeometry]:

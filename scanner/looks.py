@@ -11,10 +11,11 @@ of the first look's tiles are supported, the photo is looked at again, shrunk
 further (for close-ups) and cropped to the board (for small boards), and the
 look to keep is chosen by :func:`choose_look`. Where the first look is not
 believed, :func:`find_lattices` leaves the choice among the looks to what the
-reader makes of each, and the reader looks once more, from straight above on
-the board plane of the look it kept (:mod:`scanner.rectified`, where every
-tile is one size however low the camera); :func:`find_lattice` keeps
-:func:`choose_look`'s, for the geometry benchmarks.
+reader makes of each, and the reader looks again, from straight above on
+the board plane of each look, the one it reads surest first
+(:mod:`scanner.rectified`, where every tile is one size however low the
+camera); :func:`find_lattice` takes that view on :func:`choose_look`'s look
+only, for the geometry benchmarks.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def find_lattice(image_bgr: np.ndarray, net: TileTopNet, *, previous: LatticeFit
 
     Where the first look is not believed, the look from straight above (:mod:`scanner.rectified`) on the board
     plane of the look :func:`choose_look` keeps competes with the others. (:meth:`scanner.pipeline.Scanner.scan`
-    takes it on the look read surest instead.)
+    takes it on every look, the one read surest first, instead.)
 
     Parameters
     ----------

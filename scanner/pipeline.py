@@ -164,20 +164,30 @@ class Scanner:
         # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
         # the one read surest kept: a lattice off the tiles reads patches that are no sector. Read one at a time,
         # so that no more than two readings are held.
-        reads = (self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
-                                    file=file, timings=timings) for lattice in lattices)
-        lattice, readings, evidence, board = max(reads, key=lambda read: mean_tile_confidence(read[3]))
+        best = None
+        sureness = []
+        for look in lattices:
+            read = self._read_lattice(image_bgr, look, previous=previous, scale=scale, original_size=original_size,
+                                      file=file, timings=timings)
+            sureness.append(mean_tile_confidence(read[3]))
+            if best is None or sureness[-1] > mean_tile_confidence(best[3]):
+                best = read
         if len(lattices) > 1:
-            # No look was believed: one more, from straight above on the board plane of the lattice read surest
-            # (a better anchor than the looks' edges choose: models/README.md), kept where it is read surer.
-            with timed(timings, "lattice"):
-                view = rectified_look(image_bgr, self.tile_tops, lattice)
-                view = converge(image_bgr, view) if view is not None else None
-            if view is not None:
+            # No look was believed: more, from straight above on the board plane of each look, the look read surest
+            # first (a better anchor than the looks' edges choose), each kept where it is read surer. A view on
+            # another look must also sit on the tiles' edges at least as well as the lattice kept: among
+            # hopeless looks the reader's sureness is noise (models/README.md, forty-sixth session).
+            for rank, index in enumerate(np.argsort(-np.asarray(sureness), kind="stable")):
+                with timed(timings, "lattice"):
+                    view = rectified_look(image_bgr, self.tile_tops, lattices[index])
+                    view = converge(image_bgr, view) if view is not None else None
+                if view is None or (rank > 0 and view.supported_share < best[0].supported_share):
+                    continue
                 read = self._read_lattice(image_bgr, view, previous=previous, scale=scale,
                                           original_size=original_size, file=file, timings=timings)
-                if mean_tile_confidence(read[3]) > mean_tile_confidence(board):
-                    lattice, readings, evidence, board = read
+                if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
+                    best = read
+        lattice, readings, evidence, board = best
         if self.settings.photo_look:
             # The lattices were compared as the network reads them (:meth:`_read_lattice`); the photo's own
             # terrain look decodes the one kept.

@@ -407,6 +407,23 @@ def test_cells_the_lens_model_throws_out_of_shape_are_left_out():
             assert median / MAX_CELL_SIZE_RATIO <= _radius(cell.corners_px) <= median * MAX_CELL_SIZE_RATIO
 
 
+def test_cells_left_out_are_not_counted_as_supported():
+    """A folded cell left out must not lift the supported share of the tiles kept (which compares lattices)."""
+    from scanner.lattice import _posed
+    from scanner.lattice_refine import TilePoses
+
+    fit = _fit_of(_photo_model(distortion=-1.0), _disc(14))
+    n = len(fit.cells)
+    support = np.ones(n)
+    support[::2] = 0.0  # every other tile finds no edge
+    poses = TilePoses(np.zeros((n, 2)), np.zeros(n), 0.97, support)
+    centres = hex_centres(list(fit.cells))
+    kept, supported = _posed(fit.cells, fit.model, poses, centres)
+    assert len(kept) < n
+    assert supported == sum(1 for h, s in zip(fit.cells, support) if h in kept and s > 0)
+    assert supported < int(support.sum())
+
+
 def _sheared(hexes, points):
     """A hypothesis through the same centres on a sheared lattice: (q, r) → (q + r, r) fits them as well."""
     from scanner.lattice_assign import Assignment

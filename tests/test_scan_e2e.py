@@ -1,5 +1,7 @@
 """End to end: rendered photos (fixed seeds, outside the training range) scanned and compared with the truth."""
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
@@ -89,8 +91,8 @@ def test_of_lattices_the_edges_cannot_choose_the_one_read_surest_is_kept(scanner
         assert scanner.scan(render.image).lattice is true_fit
 
 
-def test_the_view_from_above_is_taken_on_the_lattice_read_surest_and_kept_when_read_surer(scanner, render,
-                                                                                          monkeypatch):
+def test_views_from_above_are_taken_on_every_look_read_surest_first_and_kept_when_read_surer(scanner, render,
+                                                                                             monkeypatch):
     import scanner.looks as looks
     import scanner.rectified as rectified
 
@@ -100,7 +102,7 @@ def test_the_view_from_above_is_taken_on_the_lattice_read_surest_and_kept_when_r
     anchors = []
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: anchors.append(anchor))
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, true_fit])
-    assert scanner.scan(render.image).lattice is true_fit and anchors == [true_fit]
+    assert scanner.scan(render.image).lattice is true_fit and anchors == [true_fit, off]
     # Two lattices off the tiles: the view from above, on the tiles, replaces them.
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: true_fit)
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, further])
@@ -110,6 +112,35 @@ def test_the_view_from_above_is_taken_on_the_lattice_read_surest_and_kept_when_r
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: anchors.append(anchor))
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off])
     assert scanner.scan(render.image).lattice is off and not anchors
+
+
+def test_a_view_on_a_look_not_read_surest_is_kept_only_where_its_tiles_sit_on_the_edges_as_well(scanner, render,
+                                                                                                monkeypatch):
+    """Among looks that all miss the tiles the reader's sureness is noise: a view on the second look must also find
+    the tiles' edges at least as well as the lattice kept (forty-sixth session)."""
+    import scanner.looks as looks
+    import scanner.rectified as rectified
+
+    true_fit = replace(scanner.scan(render.image).lattice, refit_move=0.0)  # converge() leaves it as it is
+    supported = max(1, true_fit.supported_tiles)
+    off = replace(true_fit.translated((true_fit.tile_radius_px * 0.87, 0.0)), supported_tiles=supported)
+    further = replace(true_fit.translated((0.0, true_fit.tile_radius_px * 0.87)), supported_tiles=supported)
+    monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, further])
+    for view_support, kept in ((supported, true_fit), (supported - 1, None)):
+        anchors = []
+        view = replace(true_fit, supported_tiles=view_support)
+
+        def second_view_only(image, net, anchor, anchors=anchors, view=view):
+            anchors.append(anchor)
+            return view if len(anchors) == 2 else None
+
+        monkeypatch.setattr(rectified, "rectified_look", second_view_only)
+        lattice = scanner.scan(render.image).lattice
+        assert len(anchors) == 2 and {id(a) for a in anchors} == {id(off), id(further)}
+        if kept is None:
+            assert lattice is off or lattice is further
+        else:
+            assert set(lattice.cells) == set(kept.cells) and lattice.supported_tiles == view_support
 
 
 def test_a_frame_read_on_the_previous_one_reads_the_board_no_worse(scanner, render):

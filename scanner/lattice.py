@@ -54,6 +54,8 @@ RUNNERS_UP = 2
 #: it is left out. On a bold print (seed 984,651) such a cell's corner lay 3.6 million pixels away and the
 #: scan failed for want of 1.4 TiB; a real tile is never this far from the median, at any elevation.
 MAX_CELL_SIZE_RATIO = 4.0
+#: Two fits' tiles are the same tile when their centres lie within this many tile radii (:meth:`LatticeFit.same_tiles`).
+SAME_TILE = 0.3
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,16 @@ class LatticeFit:
                 centre = c.mean(axis=0)
                 found.append(CellGeometry(h, (float(centre[0]), float(centre[1])), c, inside, 0.0))
         return found
+
+    def same_tiles(self, other: "LatticeFit", tolerance: float = SAME_TILE) -> bool:
+        """Whether ``other`` finds the same tiles in the photo: as many, each of ours with one of its centres within
+        ``tolerance`` tile radii (its lattice positions may be numbered otherwise)."""
+        if len(self.cells) != len(other.cells) or not self.cells:
+            return len(self.cells) == len(other.cells)
+        ours = np.array([c.center_px for c in self.cells.values()])
+        theirs = np.array([c.center_px for c in other.cells.values()])
+        nearest = np.linalg.norm(ours[:, None] - theirs[None], axis=-1).min(axis=1)
+        return bool(np.all(nearest <= tolerance * self.tile_radius_px))
 
     def board_to_image(self, pts: np.ndarray) -> np.ndarray:
         """Board-plane coordinates (spec top-down frame, circumradius 1) → photo pixels."""

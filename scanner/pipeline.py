@@ -172,17 +172,21 @@ class Scanner:
             sureness.append(mean_tile_confidence(read[3]))
             if best is None or sureness[-1] > mean_tile_confidence(best[3]):
                 best = read
-        if len(lattices) > 1:
-            # No look was believed: more, from straight above on the board plane of each look, the look read surest
-            # first (a better anchor than the looks' edges choose), each kept where it is read surer. A view on
-            # another look must also sit on the tiles' edges at least as well as the lattice kept: among
-            # hopeless looks the reader's sureness is noise (models/README.md, forty-sixth session).
+        believed = len(lattices) == 1
+        if not believed or previous is None:
+            # More looks, from straight above on the board plane of each look, the look read surest first (a better
+            # anchor than the looks' edges choose), each kept where it is read surer. A view on another look must
+            # also sit on the tiles' edges at least as well as the lattice kept: among hopeless looks the reader's
+            # sureness is noise. So must the view on a believed first look, which misses far tiles of a low photo
+            # (models/README.md, forty-sixth session); a video frame that follows another takes none of it.
             for rank, index in enumerate(np.argsort(-np.asarray(sureness), kind="stable")):
                 with timed(timings, "lattice"):
                     view = rectified_look(image_bgr, self.tile_tops, lattices[index])
                     view = converge(image_bgr, view) if view is not None else None
-                if view is None or (rank > 0 and view.supported_share < best[0].supported_share):
+                if view is None or ((rank > 0 or believed) and view.supported_share < best[0].supported_share):
                     continue
+                if believed and view.same_tiles(lattices[index]):
+                    continue  # read again, the same tiles would read the same: half the view's cost saved
                 read = self._read_lattice(image_bgr, view, previous=previous, scale=scale,
                                           original_size=original_size, file=file, timings=timings)
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):

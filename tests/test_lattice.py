@@ -424,6 +424,16 @@ def test_cells_left_out_are_not_counted_as_supported():
     assert supported < int(support.sum())
 
 
+def test_same_tiles_are_told_by_where_they_lie_not_by_their_numbering():
+    fit = _fit_of(_photo_model(), _disc(2))
+    renumbered = replace(fit, cells={Hex(h.q + 5, h.r - 3): c for h, c in fit.cells.items()})
+    assert fit.same_tiles(renumbered) and renumbered.same_tiles(fit)
+    assert fit.same_tiles(fit.translated((0.1 * fit.tile_radius_px, 0.0)))
+    assert not fit.same_tiles(fit.translated((0.5 * fit.tile_radius_px, 0.0)))
+    fewer = replace(fit, cells=dict(list(fit.cells.items())[1:]))
+    assert not fit.same_tiles(fewer) and not fewer.same_tiles(fit)
+
+
 def _sheared(hexes, points):
     """A hypothesis through the same centres on a sheared lattice: (q, r) → (q + r, r) fits them as well."""
     from scanner.lattice_assign import Assignment

@@ -107,11 +107,36 @@ def test_views_from_above_are_taken_on_every_look_read_surest_first_and_kept_whe
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: true_fit)
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, further])
     assert set(scanner.scan(render.image).lattice.cells) == set(true_fit.cells)
-    # One look only (the first, believed): no view from above is taken.
+    # One look only (the first, believed): the view from above is taken on it, but not for a video frame that
+    # follows another.
     anchors.clear()
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: anchors.append(anchor))
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off])
-    assert scanner.scan(render.image).lattice is off and not anchors
+    assert scanner.scan(render.image).lattice is off and anchors == [off]
+    anchors.clear()
+    previous = scanner.scan(render.image)
+    anchors.clear()
+    assert scanner.scan(render.image, previous=previous).lattice is off and not anchors
+
+
+def test_the_view_on_a_believed_first_look_is_kept_only_where_its_tiles_sit_on_the_edges_as_well(scanner, render,
+                                                                                                monkeypatch):
+    """A believed first look can miss the far tiles of a low photo, which the view from above finds."""
+    import scanner.looks as looks
+    import scanner.rectified as rectified
+
+    true_fit = replace(scanner.scan(render.image).lattice, refit_move=0.0)  # converge() leaves it as it is
+    supported = max(1, true_fit.supported_tiles)
+    off = replace(true_fit.translated((true_fit.tile_radius_px * 0.87, 0.0)), supported_tiles=supported)
+    monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off])
+    for view_support, kept in ((supported, true_fit), (supported - 1, None)):
+        view = replace(true_fit, supported_tiles=view_support)
+        monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor, view=view: view)
+        lattice = scanner.scan(render.image).lattice
+        if kept is None:
+            assert lattice is off
+        else:
+            assert set(lattice.cells) == set(kept.cells) and lattice.supported_tiles == view_support
 
 
 def test_a_view_on_a_look_not_read_surest_is_kept_only_where_its_tiles_sit_on_the_edges_as_well(scanner, render,

@@ -11,11 +11,13 @@ of the first look's tiles are supported, the photo is looked at again, shrunk
 further (for close-ups) and cropped to the board (for small boards), and the
 look to keep is chosen by :func:`choose_look`. Where the first look is not
 believed, :func:`find_lattices` leaves the choice among the looks to what the
-reader makes of each, and the reader looks again, from straight above on
+reader makes of each. The reader then looks again, from straight above on
 the board plane of each look, the one it reads surest first
 (:mod:`scanner.rectified`, where every tile is one size however low the
-camera); :func:`find_lattice` takes that view on :func:`choose_look`'s look
-only, for the geometry benchmarks.
+camera), and on a believed first look too, which can miss tiles that view
+finds (:meth:`scanner.pipeline.Scanner.scan`); :func:`find_lattice` takes
+that view on :func:`choose_look`'s look only where the first look is not
+believed, for the geometry benchmarks.
 """
 
 from __future__ import annotations

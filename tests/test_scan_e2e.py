@@ -113,10 +113,19 @@ def test_views_from_above_are_taken_on_every_look_read_surest_first_and_kept_whe
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: anchors.append(anchor))
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off])
     assert scanner.scan(render.image).lattice is off and anchors == [off]
-    anchors.clear()
     previous = scanner.scan(render.image)
     anchors.clear()
     assert scanner.scan(render.image, previous=previous).lattice is off and not anchors
+
+
+def _fit_and_looks_off_it(scanner, render):
+    """The photo's lattice (converge() leaves it as it is) and two looks half a tile off it, on as many edges."""
+    true_fit = replace(scanner.scan(render.image).lattice, refit_move=0.0)
+    supported = max(1, true_fit.supported_tiles)
+    shift = true_fit.tile_radius_px * 0.87
+    off, further = (replace(true_fit.translated(offset), supported_tiles=supported)
+                    for offset in ((shift, 0.0), (0.0, shift)))
+    return true_fit, supported, off, further
 
 
 def test_the_view_on_a_believed_first_look_is_kept_only_where_its_tiles_sit_on_the_edges_as_well(scanner, render,
@@ -125,9 +134,7 @@ def test_the_view_on_a_believed_first_look_is_kept_only_where_its_tiles_sit_on_t
     import scanner.looks as looks
     import scanner.rectified as rectified
 
-    true_fit = replace(scanner.scan(render.image).lattice, refit_move=0.0)  # converge() leaves it as it is
-    supported = max(1, true_fit.supported_tiles)
-    off = replace(true_fit.translated((true_fit.tile_radius_px * 0.87, 0.0)), supported_tiles=supported)
+    true_fit, supported, off, _ = _fit_and_looks_off_it(scanner, render)
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off])
     for view_support, kept in ((supported, true_fit), (supported - 1, None)):
         view = replace(true_fit, supported_tiles=view_support)
@@ -146,10 +153,7 @@ def test_a_view_on_a_look_not_read_surest_is_kept_only_where_its_tiles_sit_on_th
     import scanner.looks as looks
     import scanner.rectified as rectified
 
-    true_fit = replace(scanner.scan(render.image).lattice, refit_move=0.0)  # converge() leaves it as it is
-    supported = max(1, true_fit.supported_tiles)
-    off = replace(true_fit.translated((true_fit.tile_radius_px * 0.87, 0.0)), supported_tiles=supported)
-    further = replace(true_fit.translated((0.0, true_fit.tile_radius_px * 0.87)), supported_tiles=supported)
+    true_fit, supported, off, further = _fit_and_looks_off_it(scanner, render)
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, further])
     for view_support, kept in ((supported, true_fit), (supported - 1, None)):
         anchors = []

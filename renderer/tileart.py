@@ -48,6 +48,7 @@ class TileStyle:
     relief: bool = True          # mountains hill-shaded (False: flat colour, as a printed map)
     peaks: float = 0.5           # chance that a tile's mountains carry drawn peak glyphs
     glyph_scale: float = 1.0     # size of those glyphs; a print of smaller ones draws more of them
+    field_patches: bool = False  # fields as a few compact patches in the crops' colours on a one-colour plain
 
 
 def _hsv(h: float, s: float, v: float) -> tuple[float, float, float]:
@@ -71,12 +72,16 @@ _FAMILIES = {
     "dark": dict(sat=(0.4, 0.65), val=(0.35, 0.55), wiggle=1.0, detail=0.8, coast=0.6, border=0.5, gloss=0.2),
     "patchwork": dict(sat=(0.6, 0.95), val=(0.7, 0.95), wiggle=1.0, detail=1.0, coast=0.8, border=0.3, gloss=0.05),
     "map": dict(sat=(0.55, 0.85), val=(0.7, 0.92), wiggle=1.1, detail=0.8, coast=0.8, border=0.2, gloss=0.05),
+    "farmland": dict(sat=(0.55, 0.85), val=(0.72, 0.92), wiggle=1.0, detail=0.8, coast=0.8, border=0.3,
+                     gloss=0.05),
 }
 STYLES: tuple[str, ...] = tuple(_FAMILIES)
-BOLD_STYLES: tuple[str, ...] = ("patchwork", "map")
+BOLD_STYLES: tuple[str, ...] = ("patchwork", "map", "farmland")
 """Families of bold prints: fields in opaque colours of their own, flat patches that may look like painted pieces;
-``map`` also prints its mountains as a map does, in flat tan or brown with drawn peaks. They are drawn only when
-asked for (``style=``), so that every seed renders as it did before they existed."""
+``map`` also prints its mountains as a map does, in flat tan or brown with drawn peaks; ``farmland`` prints each
+plain in one green with a few compact ripe fields on it, about a piece's size, dotted with trees (a cartoon print,
+whose lone yellow fields a scan takes for yellow pieces). They are drawn only when asked for (``style=``), so
+that every seed renders as it did before they existed."""
 RANDOM_STYLES: tuple[str, ...] = tuple(s for s in STYLES if s not in BOLD_STYLES)
 """The families a render draws from when no style is given."""
 
@@ -114,6 +119,8 @@ def sample_style(name: str, rng: np.random.Generator) -> TileStyle:
                       paper=rng.uniform(0.01, 0.05), gloss=fam["gloss"] * rng.uniform(0.5, 1.0), side=side, ink=ink)
     if name == "map":
         return _map(style, rng)
+    if name == "farmland":
+        return _farmland(style, rng)
     return _bold(style, rng) if name in BOLD_STYLES else style
 
 
@@ -191,6 +198,23 @@ def _map(style: TileStyle, rng: np.random.Generator) -> TileStyle:
                    ink=_ink(rng) if rng.random() < 0.3 else None)
 
 
+def _farmland(style: TileStyle, rng: np.random.Generator) -> TileStyle:
+    """A cartoon print's look of ``style``: plains in one bright green carrying a few compact ripe fields in
+    yellow to ochre (:func:`_paint_field_patches`), flat tan mountains with peak glyphs, and ink outlines on most
+    copies."""
+    plain_h, plain_s, plain_v = rng.uniform(70, 105), rng.uniform(0.5, 0.8), rng.uniform(0.65, 0.88)
+    plain = (_hsv(plain_h, plain_s, plain_v), _hsv(plain_h - 10, plain_s * 0.9, min(1.0, plain_v * 1.1)),
+             _hsv(plain_h + 15, plain_s, plain_v * 0.6))
+    rock_h, rock_s, rock_v = rng.uniform(20, 38), rng.uniform(0.2, 0.45), rng.uniform(0.6, 0.85)
+    rock = (_hsv(rock_h, rock_s, rock_v), _hsv(rock_h, rock_s * 0.5, min(1.0, rock_v * 1.25)),
+            _hsv(rock_h, min(1.0, rock_s * 1.3), rock_v * 0.5))
+    crops = tuple(_hsv(rng.uniform(40, 60), rng.uniform(0.5, 0.85), rng.uniform(0.82, 0.98))
+                  for _ in range(int(rng.integers(1, 3))))
+    return replace(style, palette={**style.palette, "P": plain, "M": rock}, crops=crops, relief=False,
+                   peaks=float(rng.uniform(0.6, 1.0)), glyph_scale=float(rng.uniform(0.6, 0.9)),
+                   ink=_ink(rng) if rng.random() < 0.7 else None, field_patches=True)
+
+
 def paint_tile(terrain: str, style: TileStyle, radius: float, rng: np.random.Generator) -> tuple[np.ndarray,
                                                                                                     np.ndarray]:
     """The printed top face of one tile.
@@ -234,7 +258,10 @@ def _add_detail(colour: np.ndarray, labels: np.ndarray, pal: np.ndarray, style: 
                 rng: np.random.Generator) -> None:
     """Shallows and waves on sea, fields and trees on plains, ridges and peaks on mountains."""
     _paint_sea(colour, labels == 0, pal[0], style.detail, radius, rng)
-    _paint_plains(colour, labels == 2, pal[2], style.detail, radius, rng, style.crops)
+    if style.field_patches:
+        _paint_field_patches(colour, labels == 2, pal[2], style, radius, rng)
+    else:
+        _paint_plains(colour, labels == 2, pal[2], style.detail, radius, rng, style.crops)
     _paint_mountains(colour, labels == 1, pal[1], style, radius, rng)
 
 
@@ -301,6 +328,38 @@ def _paint_plains(colour, plain, pal, amount, radius, rng, crops=()) -> None:
                 cv2.circle(colour, (int(x * 8), int(y * 8)), int(r * 8), dark, -1, cv2.LINE_AA, shift=3)
                 cv2.circle(colour, (int((x - r / 3) * 8), int((y - r / 3) * 8)), int(r * 4), light, -1, cv2.LINE_AA,
                            shift=3)
+
+
+def _paint_field_patches(colour, plain, pal, style: TileStyle, radius, rng) -> None:
+    """Up to three compact fields in the crops' colours on the plain, each a rounded blob of 0.15–0.35 tile radii
+    from its middle (about a piece's size), outlined in ink where the print has ink, and dotted with trees."""
+    size = plain.shape[0]
+    room = cv2.distanceTransform(plain.astype(np.uint8), cv2.DIST_L2, 3)
+    trees = _bgr(pal[2] * 0.55)
+    wanted, tries = int(rng.integers(0, 4)), 0
+    while wanted and tries < 12:
+        tries += 1
+        x, y = size / 2.0 + rng.uniform(-0.7, 0.7, 2) * radius
+        across = radius * rng.uniform(0.15, 0.35)
+        if not _inside(plain, x, y) or room[int(y), int(x)] < across * 0.5:
+            continue
+        wanted -= 1
+        blob = np.zeros((size, size), np.uint8)
+        for _ in range(2):  # two overlapping ellipses: a rounded, irregular field
+            cx, cy = x + rng.normal(0, across * 0.25), y + rng.normal(0, across * 0.25)
+            axes = (int(across * rng.uniform(0.6, 1.0) * 8), int(across * rng.uniform(0.4, 0.8) * 8))
+            cv2.ellipse(blob, (int(cx * 8), int(cy * 8)), axes, float(rng.uniform(0, 180)), 0, 360, 1, -1,
+                        cv2.LINE_AA, shift=3)
+        blob &= plain.astype(np.uint8)
+        colour[blob > 0] = style.crops[int(rng.integers(0, len(style.crops)))]
+        if style.ink is not None:
+            edge = cv2.morphologyEx(blob, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)) > 0
+            colour[edge & plain] = style.ink
+        for _ in range(int(rng.integers(0, 5))):
+            tx, ty = x + rng.normal(0, across * 0.5), y + rng.normal(0, across * 0.5)
+            r = radius * rng.uniform(0.02, 0.035)
+            if _inside(plain, tx, ty):
+                cv2.circle(colour, (int(tx * 8), int(ty * 8)), int(r * 8), trees, -1, cv2.LINE_AA, shift=3)
 
 
 def _paint_mountains(colour, mountain, pal, style: TileStyle, radius, rng) -> None:

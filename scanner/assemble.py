@@ -392,7 +392,8 @@ def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSe
         confidence = float(reading.kind_probs[kind_index]) * float(np.max(reading.colour_probs))
     if calibration is not None:
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
-                                                           tile_confidence, board_median, sole_colour))
+                                                           tile_confidence, board_median, sole_colour,
+                                                           reading.close_up_piece))
     return replace(piece, extra=piece_extra(reading, confidence))
 
 
@@ -791,7 +792,8 @@ def join_cut_off_settlers(placed: list[PlacedReading], counted: list[Piece], dou
         _presence, piece, chance = max(joins, key=lambda join: join[0])
         entry = readings[piece.hex]
         confidence = calibration.confidence(piece_features(entry.reading.kind_probs, np.array([chance]),
-                                                           entry.tile_confidence, board_median))
+                                                           entry.tile_confidence, board_median,
+                                                           close_up_piece=entry.reading.close_up_piece))
         counted.append(replace(piece, extra=piece_extra(entry.reading, confidence, joined_by_rule=True)))
         doubtful = [other for other in doubtful if other.hex != piece.hex]
     return counted, doubtful

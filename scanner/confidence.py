@@ -42,7 +42,7 @@ from scanner.pieces import PIECE_KINDS, PieceReading
 
 FILE_NAME = "piece_confidence.json"
 FEATURES = ("presence", "kind", "colour", "runestone", "tile", "board", "sole_colour", "sole_colour_settler",
-            "bias")
+            "close_up", "bias")
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
 EPSILON = 1e-4
 
@@ -53,7 +53,7 @@ def logit(p: float) -> float:
 
 
 def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confidence: float,
-                   board_median: float, sole_colour: bool = False) -> np.ndarray:
+                   board_median: float, sole_colour: bool = False, close_up_piece: float = 1.0) -> np.ndarray:
     """The numbers a piece's confidence is computed from, in the order of :data:`FEATURES`.
 
     Parameters
@@ -64,6 +64,8 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     board_median : the median terrain confidence of the board's tiles (:func:`board_confidence`).
     sole_colour : no other piece read on the board has this piece's colour (:func:`sole_in_colour`; ignored
         for a rune stone).
+    close_up_piece : the kind model's chance that its close-up shows a piece at all
+        (:attr:`~scanner.pieces.PieceReading.close_up_piece`).
     """
     kind_probs = np.asarray(kind_probs, dtype=np.float64)
     presence = 1.0 - kind_probs[0]
@@ -73,7 +75,7 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     sole = sole_colour and not runestone
     return np.array([logit(presence), logit(kind_probs[kind] / max(presence, EPSILON)), logit(colour),
                      float(runestone), logit(tile_confidence), logit(board_median), float(sole),
-                     float(sole and PIECE_KINDS[kind] == "settler"), 1.0])
+                     float(sole and PIECE_KINDS[kind] == "settler"), logit(close_up_piece), 1.0])
 
 
 def sole_in_colour(colours: Sequence[str | None]) -> list[bool]:
@@ -190,7 +192,8 @@ def collect(renders: list[Path], models_dir: Path | None = None, training_only: 
                 continue
             reading = reading_of(piece, result.evidence[piece.hex].pieces)
             rows.append(piece_features(reading.kind_probs, reading.colour_probs,
-                                       sureness.get(piece.hex, tile.extra["confidence"]), board, sole_colour))
+                                       sureness.get(piece.hex, tile.extra["confidence"]), board, sole_colour,
+                                       reading.close_up_piece))
             right.append(outcome.right)
             plain.append(outcome.confidence)
     return np.array(rows), np.array(right, dtype=bool), np.array(plain), scanner.pieces.versions

@@ -149,6 +149,12 @@ def piece_window_matrix(corners_px: np.ndarray, size: int = PIECE_CROP) -> np.nd
     return np.array([[sx, 0, -(cx + x0 * radius) * sx], [0, sy, -(cy + y0 * radius) * sy], [0, 0, 1.0]])
 
 
+def crop_points_to_image(corners_px: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Image px (k, 2) of points given in crop units (0..1; any shape holding k x, y pairs) on a tile's piece crop,
+    such as a piece model's base and top."""
+    return apply_homography(np.linalg.inv(piece_window_matrix(corners_px)), np.reshape(points, (-1, 2)) * PIECE_CROP)
+
+
 def piece_crops(pyramid: Pyramid, corners: list[np.ndarray], size: int = PIECE_CROP) -> np.ndarray:
     """Piece crops of several tiles, shape (n, size, size, 3) uint8 BGR."""
     out = np.zeros((len(corners), size, size, 3), np.uint8)

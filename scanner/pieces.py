@@ -48,8 +48,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from scanner.onnx_model import OnnxModel
-from scanner.patches import (PIECE_CROP, Pyramid, apply_homography, close_ups, piece_crops, piece_window_matrix,
-                             sector_at, tile_radius)
+from scanner.patches import Pyramid, close_ups, crop_points_to_image, piece_crops, sector_at, tile_radius
 from scanner.sectors import softmax, to_tensor
 
 PIECE_KINDS = ("none", "house", "settler", "runestone")
@@ -95,7 +94,9 @@ class PieceReading:
 
     ``kind_probs`` follow :data:`PIECE_KINDS`, ``colour_probs`` follow the
     names in ``colour_names``; points are image pixels; ``rgb`` is the median
-    colour of the piece's pixels.
+    colour of the piece's pixels; ``close_up_piece`` is the kind model's chance
+    that its close-up shows a piece at all (1 where no close-up was read), a
+    second opinion beside the presence model's (``1 - kind_probs[0]``).
     """
 
     kind_probs: np.ndarray
@@ -105,6 +106,7 @@ class PieceReading:
     top_px: tuple[float, float]
     sector: int
     rgb: tuple[int, int, int]
+    close_up_piece: float = 1.0
 
     @property
     def kind(self) -> str:
@@ -242,7 +244,7 @@ class PieceClassifier:
                 "piece_spots_doubted": self.doubted_spots.version}
 
     def read_close_ups(self, close: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Kind (house, settler, rune stone) and colour probabilities of piece close-ups (n, s, s, 3).
+        """Kind (none, house, settler, rune stone) and colour probabilities of piece close-ups (n, s, s, 3).
 
         Each close-up is read as it is and mirrored left to right, and the two readings are averaged: a
         piece looks alike mirrored and the kind model was trained on both views, so the second view is a
@@ -254,9 +256,9 @@ class PieceClassifier:
         return tuple(0.5 * (softmax(logits[:n]) + softmax(logits[n:])) for logits in (kind_logits, colour_logits))
 
     def read_pieces(self, pyramid: Pyramid, centres: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Kind and colour probabilities of the pieces at image points ``centres`` (n, 2) on tiles of radius
-        ``radii``: the average of their close-ups' readings at every size of :data:`CLOSE_UP_SCALES`, read one
-        size at a time (the network's working memory grows with its batch)."""
+        """Kind (none, house, settler, rune stone) and colour probabilities of the pieces at image points
+        ``centres`` (n, 2) on tiles of radius ``radii``: the average of their close-ups' readings at every size of
+        :data:`CLOSE_UP_SCALES`, read one size at a time (the network's working memory grows with its batch)."""
         kinds, colours = zip(*(self.read_close_ups(close_ups(pyramid, centres, np.asarray(radii) * s))
                                for s in CLOSE_UP_SCALES))
         return np.mean(kinds, axis=0), np.mean(colours, axis=0)
@@ -323,16 +325,18 @@ class PieceClassifier:
             else:
                 candidates.append((n, float(p_present[n]), tuple(points[n])))
         tiles = [n for n, _, _ in candidates]
-        ends = np.array([apply_homography(np.linalg.inv(piece_window_matrix(corners[n])),
-                                          np.reshape(p, (2, 2)) * PIECE_CROP)
-                         for n, _, p in candidates])  # (k, 2 [base, top], 2) image px
+        ends = np.array([crop_points_to_image(corners[n], p) for n, _, p in candidates])  # (k, 2 [base, top], 2) px
         radii = np.array([tile_radius(corners[n]) for n in tiles])
         present = np.array([[p] for _, p, _ in candidates])
-        kind_given_piece = np.full((len(candidates), len(PIECE_KINDS) - 1), 1.0 / (len(PIECE_KINDS) - 1))
+        close_kinds = np.full((len(candidates), len(PIECE_KINDS)), 1.0 / (len(PIECE_KINDS) - 1))
+        close_kinds[:, 0] = 0.0
         colour_probs = np.full((len(candidates), len(COLOUR_NAMES)), 1.0 / len(COLOUR_NAMES))
         read = np.flatnonzero(present[:, 0] >= MIN_READ)
         if len(read):
-            kind_given_piece[read], colour_probs[read] = self.read_pieces(pyramid, ends.mean(axis=1)[read], radii[read])
+            close_kinds[read], colour_probs[read] = self.read_pieces(pyramid, ends.mean(axis=1)[read], radii[read])
+        close_up_piece = 1.0 - close_kinds[:, 0]
+        # The kind among pieces: the close-up's answer given that a piece stands there.
+        kind_given_piece = close_kinds[:, 1:] / np.maximum(close_up_piece, 1e-6)[:, None]
         kind_probs = np.hstack([1.0 - present, present * kind_given_piece])
         image = pyramid.levels[0]
         readings: list[list[PieceReading]] = [[] for _ in corners]
@@ -344,7 +348,8 @@ class PieceClassifier:
             if fitted:
                 probs, names = fitted
             readings[n].append(PieceReading(kind_probs[k], probs, names, (float(base[0]), float(base[1])),
-                                            (float(top[0]), float(top[1])), sector_at(corners[n], base), rgb))
+                                            (float(top[0]), float(top[1])), sector_at(corners[n], base), rgb,
+                                            float(close_up_piece[k])))
         return [tuple(r) for r in readings]
 
 

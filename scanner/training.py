@@ -24,8 +24,8 @@ from fjords.compare import HIDDEN_SECTOR, SEEN_SECTOR
 from fjords.geometry import SECTORS, TERRAINS
 from fjords.simulate import PLAYER_COUNTS
 from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, training_seeds
-from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, hex_patches, piece_crops,
-                             piece_window_matrix, tile_radius)
+from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, crop_points_to_image,
+                             hex_patches, piece_crops, piece_window_matrix, sector_at, tile_radius)
 from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
 
 DEFAULT_DATA = Path("out/reading-data.npz")
@@ -154,7 +154,7 @@ def empty_positions(truth: dict, rng: np.random.Generator, count: int,
 
 def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator,
                         copies: int = 1, min_visible: float = 0.95, negatives: int = 4,
-                        partly_hidden: bool = False) -> ReadingSamples:
+                        partly_hidden: bool = False, presence=None) -> ReadingSamples:
     """Cut every visible tile of one rendered photo, ``copies`` times with different jitter.
 
     Also cuts windows that show no tile top, labelled :data:`NOT_TERRAIN` in
@@ -167,6 +167,11 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     by what the photo shows of it (the truth's ``sector_visible``): its terrain where at least
     :data:`SEEN_SECTOR` shows, :data:`NOT_TERRAIN` where at most :data:`HIDDEN_SECTOR` does, and
     :data:`UNLABELLED` between. They are ``sector_only`` samples (:func:`_read_fields`).
+
+    A window that holds no piece gets a close-up too, labelled "none" (:func:`empty_close_centre`); with
+    ``presence`` (the presence model, an :class:`~scanner.onnx_model.OnnxModel`) it is centred where that model
+    would centre a piece's close-up there, so that the kind model sees what the scan will show it where the
+    presence model errs, unless that point lies too near a piece (:func:`clear_of_pieces`).
     """
     height, width = image.shape[:2]
     tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t
@@ -182,6 +187,8 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         if "base_px" in p:
             pieces.setdefault((p["q"], p["r"]), []).append(p)
     pyramid = Pyramid(image)
+    piece_ends = np.array([end for p in truth.get("pieces", []) if "base_px" in p
+                           for end in (p["base_px"], p.get("center_px", p["base_px"]))], np.float64).reshape(-1, 2)
     corners, labels, kinds, colours, points, seconds, close_centres, alone = [], [], [], [], [], [], [], []
 
     def cut(c: np.ndarray, sector_labels: list[int], standing: list[dict], sector_only: bool = False) -> None:
@@ -196,7 +203,7 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
             kinds.append(0)
             colours.append(-1)
             points.append([0.0] * 4)
-            close_centres.append(None)
+            close_centres.append(None if sector_only else empty_close_centre(c, sector_labels, piece_ends, rng))
             return
         piece = standing[0]
         kinds.append(PIECE_KINDS.index(piece["kind"]))
@@ -221,6 +228,12 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
                 [TERRAINS.index(ch) if share >= SEEN_SECTOR else NOT_TERRAIN if share <= HIDDEN_SECTOR else UNLABELLED
                  for ch, share in zip(t["terrain"], t["sector_visible"])], [], sector_only=True)
     radii = [tile_radius(c) for c in corners]
+    crops = piece_crops(pyramid, corners) if corners else np.zeros((0, 64, 64, 3), np.uint8)
+    if presence is not None:
+        empty = [n for n, m in enumerate(close_centres) if m is not None and kinds[n] == 0]
+        for n, middle in zip(empty, presence_middles(presence, crops[empty], [corners[n] for n in empty])):
+            if clear_of_pieces(middle, piece_ends, radii[n]):
+                close_centres[n] = middle
     close = np.zeros((len(corners), CLOSE_UP, CLOSE_UP, 3), np.uint8)
     with_piece = [n for n, m in enumerate(close_centres) if m is not None]
     if with_piece:
@@ -229,7 +242,7 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     return ReadingSamples(
         hex_patches=hex_patches(pyramid, corners) if corners else np.zeros((0, 48, 48, 3), np.uint8),
         sector_labels=np.asarray(labels, np.int8).reshape(-1, SECTORS),
-        piece_crops=piece_crops(pyramid, corners) if corners else np.zeros((0, 64, 64, 3), np.uint8),
+        piece_crops=crops,
         piece_kind=np.asarray(kinds, np.int8),
         piece_colour=np.asarray(colours, np.int8),
         piece_points=np.asarray(points, np.float32).reshape(-1, 4),
@@ -239,10 +252,71 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     )
 
 
+EMPTY_CLOSE_UP_CLEARANCE = 0.8
+"""Least distance, in tile radii, from an empty tile's close-up centre to any piece's base or top in the photo, so
+that a close-up labelled "none" shows no piece leaning over from a neighbour."""
+
+
+def empty_close_centre(corners: np.ndarray, sector_labels: list[int], piece_ends: np.ndarray,
+                       rng: np.random.Generator, tries: int = 20) -> np.ndarray | None:
+    """Where to cut a close-up labelled "none" on a window that holds no piece, or None where no point will do.
+
+    The kind model reads a close-up wherever the presence model sees a piece; taught only real pieces, it cannot
+    say that a printed field, a lake or a finger it is shown holds none. So every empty window gives a close-up
+    too: on a tile, centred on a random point of one of its plain sectors (the pieces' ground, and where printed
+    fields lie), on a window with no tile top (a hand, the table) anywhere inside it; never within
+    :data:`EMPTY_CLOSE_UP_CLEARANCE` tile radii of a piece's base or top (``piece_ends``, image px).
+
+    Parameters
+    ----------
+    corners : (6, 2) the window's corners, image px.
+    sector_labels : its twelve sector labels (:data:`NOT_TERRAIN` where it shows no tile top).
+    piece_ends : (k, 2) the bases and tops of every piece in the photo, image px.
+    """
+    centre = corners.mean(axis=0)
+    radius = tile_radius(corners)
+    plain = TERRAINS.index("P")
+    wanted = {k for k, label in enumerate(sector_labels) if label == plain} or set(range(SECTORS))
+    for _ in range(tries):
+        corner = int(rng.integers(6))
+        a, b = sorted(rng.random(2))  # a uniform point of the triangle centre, corner, next corner
+        point = centre + 0.9 * (a * (corners[corner] - centre) + (b - a) * (corners[(corner + 1) % 6] - centre))
+        if sector_at(corners, point) in wanted and clear_of_pieces(point, piece_ends, radius):
+            return point
+    return None
+
+
+def clear_of_pieces(point: np.ndarray, piece_ends: np.ndarray, radius: float) -> bool:
+    """Whether an image point lies at least :data:`EMPTY_CLOSE_UP_CLEARANCE` tile radii from every piece end."""
+    return not len(piece_ends) or bool(np.min(np.linalg.norm(piece_ends - point, axis=1))
+                                       >= EMPTY_CLOSE_UP_CLEARANCE * radius)
+
+
+def presence_middles(presence, crops: np.ndarray, corners: list[np.ndarray]) -> np.ndarray:
+    """Where the presence model (an :class:`~scanner.onnx_model.OnnxModel` of ``pieces.onnx``) would centre the
+    close-up of a piece on each window: the middle of the base and top it places on the window's piece crop
+    (``crops``, uint8), in image px, (n, 2)."""
+    from scanner.sectors import to_tensor
+
+    if not len(crops):
+        return np.zeros((0, 2))
+    points = presence.run(to_tensor(crops))[2]
+    return np.array([crop_points_to_image(c, p).mean(axis=0) for c, p in zip(corners, points)])
+
+
 def _in_frame(tile: dict, width: int, height: int) -> bool:
     """Whether every corner of a truth tile lies inside the photo (so what hides part of it is a hand)."""
     corners = np.asarray(tile["corners_px"])
     return bool(np.all((corners >= 0) & (corners < [width, height])))
+
+
+def shipped_presence_model():
+    """The shipped presence model on one thread (several sample builders run side by side), which places the
+    close-ups of empty windows (:func:`samples_from_render`)."""
+    from scanner.onnx_model import DEFAULT_MODELS_DIR, OnnxModel
+    from scanner.pieces import MODEL_FILE
+
+    return OnnxModel(DEFAULT_MODELS_DIR / MODEL_FILE, threads=1)
 
 
 def render_sizes(rng: np.random.Generator) -> tuple[int, int]:
@@ -291,6 +365,7 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     if colours is not None and len(set(colours)) < most_players:
         raise ValueError(f"name at least {most_players} colours, one for each player of the largest game")
     cv2.setNumThreads(1)  # several of these run side by side on few cores
+    presence = shipped_presence_model()
     parts, located = [], LocateData()
     seeds = training_seeds(seed, count)
     for n, s in enumerate(tqdm(seeds, disable=not progress, desc="rendering", unit="photo")):
@@ -302,7 +377,8 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
         if crowd:
             board, _ = crowd_tiles(board, random.Random(s), crowd, CROWD_KINDS, same_player=False)
         render = render_board(board, s, width=width, height=height, style=style)
-        parts.append(samples_from_render(render.image, render.truth, rng, copies=copies, partly_hidden=partly_hidden))
+        parts.append(samples_from_render(render.image, render.truth, rng, copies=copies, partly_hidden=partly_hidden,
+                                         presence=presence))
         if locate_out is not None:
             located.add(s, render.image, render.truth)
         if (n + 1) % save_every == 0 or n + 1 == count:
@@ -319,12 +395,12 @@ def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False)
 
     import cv2
 
-    parts = []
+    parts, presence = [], shipped_presence_model()
     for photo in sorted(folder.glob("*.jpg")):
         truth = json.loads(photo.with_suffix(".json").read_text())
         rng = np.random.default_rng(truth.get("render", {}).get("seed", 0))
         parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies,
-                                         partly_hidden=partly_hidden))
+                                         partly_hidden=partly_hidden, presence=presence))
     return ReadingSamples.concatenate(parts)
 
 

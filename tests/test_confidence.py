@@ -28,6 +28,14 @@ def test_features_follow_their_names():
     assert named["tile"] == pytest.approx(logit(0.95))
     assert named["board"] == pytest.approx(logit(0.7))
     assert named["sole_colour"] == named["sole_colour_settler"] == 0.0
+    assert named["close_up"] == pytest.approx(logit(1.0))
+
+
+def test_the_close_ups_doubt_is_a_feature():
+    """The kind model's chance that its close-up shows a piece at all weighs beside the presence model's."""
+    doubted = dict(zip(FEATURES, piece_features(KINDS, COLOURS, 0.95, 0.7, close_up_piece=0.3)))
+    assert doubted["close_up"] == pytest.approx(logit(0.3))
+    assert doubted["presence"] == pytest.approx(logit(0.98))
 
 
 SETTLER = np.array([0.02, 0.06, 0.9, 0.02])

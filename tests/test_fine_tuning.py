@@ -125,3 +125,29 @@ def test_averaging_a_model_with_its_fine_tuned_self_mixes_each_weight(tmp_path):
     onnx.save(other, str(tmp_path / "other.onnx"))
     with pytest.raises(ValueError, match="not a fine-tuned"):
         average_onnx(start, tmp_path / "other.onnx", 0.5, tmp_path / "x.onnx")
+
+
+def test_a_close_up_model_from_before_none_resumes_reading_as_it_did(tmp_path):
+    """``--resume`` of a kind model with three kind logits (no "none"): the kinds read as before, "none" unlikely."""
+    from scanner.sectors import softmax
+    from scanner.train_piece_kinds import build_model, start_from_kinds
+    from scanner.training import export_onnx
+
+    torch.manual_seed(0)
+    older = build_model(3)
+    with torch.no_grad():  # trained-looking norms: the export would merge a fresh model's equal (zero) biases
+        for norm in (m for m in older.modules() if isinstance(m, torch.nn.BatchNorm2d)):
+            norm.bias.uniform_(-0.5, 0.5)
+    older.eval()
+    close = torch.from_numpy(np.random.default_rng(2).uniform(-1, 1, (6, 3, 40, 40)).astype(np.float32))
+    path = tmp_path / "older.onnx"
+    export_onnx(older, close[:2], path, ["kind", "colour"])
+    model = build_model()
+    assert start_from_kinds(model, path)
+    model.eval()
+    with torch.no_grad():
+        kinds, colours = (t.numpy() for t in model(close))
+    old_kinds, old_colours = OnnxModel(path, threads=1).run(close.numpy())
+    assert kinds.shape == (6, 4) and np.abs(colours - old_colours).max() < 1e-4
+    assert np.abs(softmax(kinds[:, 1:]) - softmax(old_kinds)).max() < 1e-4
+    assert (softmax(kinds)[:, 0] < 0.15).all()

@@ -137,7 +137,7 @@ def test_a_close_up_and_its_mirror_image_read_alike():
     classifier = PieceClassifier(DEFAULT_MODELS_DIR)
     kinds, colours = classifier.read_close_ups(close)
     mirrored_kinds, mirrored_colours = classifier.read_close_ups(close[:, :, ::-1])
-    assert kinds.shape == (4, len(PIECE_KINDS) - 1) and colours.shape == (4, len(COLOUR_NAMES))
+    assert kinds.shape == (4, len(PIECE_KINDS)) and colours.shape == (4, len(COLOUR_NAMES))
     assert np.allclose(kinds.sum(axis=1), 1.0) and np.allclose(colours.sum(axis=1), 1.0)
     assert np.allclose(kinds, mirrored_kinds, atol=1e-5) and np.allclose(colours, mirrored_colours, atol=1e-5)
     one_view = softmax(classifier.kinds.run(to_tensor(close))[0])

@@ -118,3 +118,48 @@ def test_a_stages_own_training_options_reach_its_train_function(tmp_path):
     stage_main("scanner.any", "Any stage.", "any.onnx", lambda *a, **kw: calls.append(kw), None, steps=1, batch=1,
                train_options=options, argv=["train", "--data", "x.npz", "--shift", "1.5"])
     assert calls and calls[0]["shift"] == 1.5
+
+
+def test_empty_windows_get_close_ups_labelled_none_clear_of_every_piece():
+    """The close-up model learns "none" from empty windows: each gets a close-up (on a tile, over a plain sector),
+    never centred near a piece, and placed where the presence model would put one when it is given."""
+    from scanner.patches import sector_at
+    from scanner.training import EMPTY_CLOSE_UP_CLEARANCE, empty_close_centre, shipped_presence_model
+
+    board = random_board(11, "classic", 2, stop_fraction=0.5)
+    render = render_board(board, 11, width=1008, height=756, style="farmland")
+    truth = render.truth
+    for presence in (None, shipped_presence_model()):
+        samples = samples_from_render(render.image, truth, np.random.default_rng(0), presence=presence)
+        empty = samples.piece_kind == 0
+        has_close = samples.piece_close.reshape(len(empty), -1).max(axis=1) > 0
+        assert has_close[~empty].all() and has_close[empty].mean() > 0.8
+    ends = np.array([end for p in truth["pieces"] for end in (p["base_px"], p["center_px"])], np.float64)
+    rng = np.random.default_rng(1)
+    plain = TERRAINS.index("P")
+    for tile in (t for t in truth["tiles"] if "P" in t["terrain"]):
+        corners = np.asarray(tile["corners_px"], np.float64)
+        labels = [TERRAINS.index(letter) for letter in tile["terrain"]]
+        point = empty_close_centre(corners, labels, ends, rng)
+        radius = np.linalg.norm(corners - corners.mean(axis=0), axis=1).max()
+        if point is None:
+            assert np.linalg.norm(ends - corners.mean(axis=0), axis=1).min() < 2 * radius
+            continue
+        assert labels[sector_at(corners, point)] == plain
+        assert np.linalg.norm(ends - point, axis=1).min() >= EMPTY_CLOSE_UP_CLEARANCE * radius * 0.999
+
+
+def test_a_farmland_print_draws_lone_fields_on_one_green_plain():
+    """The cartoon print's plains are one colour but for a few compact fields (what dev photos' invented yellow
+    pieces stand on); every other family paints its plains as before."""
+    from renderer.tileart import paint_tile, sample_style
+
+    rng = np.random.default_rng(4)
+    style = sample_style("farmland", rng)
+    assert style.field_patches and style.crops and not style.relief
+    colour, alpha = paint_tile("P" * 12, style, 60.0, rng)
+    inside = alpha > 0.99
+    pixels = colour[inside].reshape(-1, 3)
+    crop = np.all(np.isclose(pixels[:, None, :], np.array(style.crops, np.float32)[None], atol=0.12), axis=2).any(1)
+    assert crop.mean() < 0.5  # fields, not a patchwork of them
+    assert not any(sample_style(n, np.random.default_rng(4)).field_patches for n in ("patchwork", "map", "painted"))

@@ -11,7 +11,9 @@ through the tile's homography, names the sector it stands on. The kind model
 (``piece_kinds.onnx``) then reads a close-up centred between base and top
 (:func:`scanner.patches.close_ups`) and answers the kind and the player colour
 among the eleven named colours; a close-up generalises far better than the
-whole tile crop. It reads each piece at three close-up sizes
+whole tile crop. It also answers "none", a second opinion on whether a piece
+stands there at all (:attr:`PieceReading.close_up_piece`), which the piece
+confidence weighs (:mod:`scanner.confidence`). It reads each piece at three close-up sizes
 (:data:`CLOSE_UP_SCALES`), each as it is and mirrored, and averages the six
 readings (:meth:`PieceClassifier.read_pieces`).
 

@@ -235,10 +235,10 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
             if clear_of_pieces(middle, piece_ends, radii[n]):
                 close_centres[n] = middle
     close = np.zeros((len(corners), CLOSE_UP, CLOSE_UP, 3), np.uint8)
-    with_piece = [n for n, m in enumerate(close_centres) if m is not None]
-    if with_piece:
-        close[with_piece] = close_ups(pyramid, np.array([close_centres[n] for n in with_piece]),
-                                      np.array([radii[n] for n in with_piece]))
+    with_close = [n for n, m in enumerate(close_centres) if m is not None]
+    if with_close:
+        close[with_close] = close_ups(pyramid, np.array([close_centres[n] for n in with_close]),
+                                      np.array([radii[n] for n in with_close]))
     return ReadingSamples(
         hex_patches=hex_patches(pyramid, corners) if corners else np.zeros((0, 48, 48, 3), np.uint8),
         sector_labels=np.asarray(labels, np.int8).reshape(-1, SECTORS),

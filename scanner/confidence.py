@@ -14,8 +14,13 @@ piece mostly stands: a player holds more than one piece but for a first house,
 and a settler always joins pieces of its colour) turns them into
 the chance that the piece is right, fitted on renders of training seeds (Platt
 scaling with several inputs) and shipped beside the models as
-``models/piece_confidence.json``. It must be fitted again whenever a piece
-model changes; the file records the model versions it was fitted for, and a
+``models/piece_confidence.json``. The kind and the colour are taken at face value
+(:data:`FACE_VALUE`): the close-up model's own chances that they are right multiply
+the logistic of the other features instead of entering it with a fitted weight: a weight
+fitted on the training renders' paints trusts a colour read fifty-fifty almost as if it
+were sure, since there it mostly is right, while on a paint no model was trained on such a
+colour is wrong about as often as the model says. It must be fitted again whenever a
+piece model changes; the file records the model versions it was fitted for, and a
 scanner whose models differ falls back to the plain product of probabilities.
 
     python -m scanner.confidence fit --renders DIR [DIR ...] [--out models/piece_confidence.json] [--keep FILE]
@@ -34,17 +39,23 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit
 
 from fjords.board import Piece
 from fjords.errors import FjordsError
 from scanner.onnx_model import ModelMissingError
-from scanner.pieces import PIECE_KINDS, PieceReading
+from scanner.pieces import COLOUR_NAMES, KINDS_LABEL_SMOOTHING, PIECE_KINDS, PieceReading
 
 FILE_NAME = "piece_confidence.json"
 FEATURES = ("presence", "kind", "colour", "runestone", "tile", "board", "sole_colour", "sole_colour_settler",
             "close_up", "bias")
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
 EPSILON = 1e-4
+#: Features that are the close-up model's own chance that a part of the reading is right, taken at face value by a
+#: calibration that names them: how many answers the model chose among, and over how many of those the chance is
+#: renormalised (the kind among the three kinds of piece, the model also answering "none").
+FACE_VALUE = {"kind": (len(PIECE_KINDS), len(PIECE_KINDS) - 1), "colour": (len(COLOUR_NAMES), len(COLOUR_NAMES))}
 
 
 def logit(p: float) -> float:
@@ -78,6 +89,30 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
                      float(sole and PIECE_KINDS[kind] == "settler"), logit(close_up_piece), 1.0])
 
 
+def unsmoothed_chance(chance: np.ndarray, answers: int, among: int, smoothing: float = KINDS_LABEL_SMOOTHING
+                      ) -> np.ndarray:
+    """A model's chance for its answer with its training label smoothing undone, in [0, 1].
+
+    Trained towards ``(1 − s)·truth + s/answers``, a model sure of an answer
+    gives it ``1 − s + s/answers``; renormalised over ``among`` of the answers, the
+    chance ``q`` is ``((1 − s)·p + s/answers) / (1 − s + among·s/answers)`` of the
+    model's belief ``p``, which this returns.
+    """
+    lift = smoothing / answers
+    return np.clip((np.asarray(chance, dtype=np.float64) * (1.0 - smoothing + among * lift) - lift)
+                   / (1.0 - smoothing), 0.0, 1.0)
+
+
+def face_value_chance(features: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """The product of the chances that the features ``names`` (of :data:`FACE_VALUE`) give, per row of
+    ``features`` (rows in the order of :data:`FEATURES`; a single row may be given as a vector)."""
+    x = np.asarray(features, dtype=np.float64)
+    chance = np.ones(x.shape[:-1])
+    for name in names:
+        chance = chance * unsmoothed_chance(expit(x[..., FEATURES.index(name)]), *FACE_VALUE[name])
+    return chance
+
+
 def sole_in_colour(colours: Sequence[str | None]) -> list[bool]:
     """For each piece's colour (None for a rune stone), whether no other piece has it."""
     counts = Counter(colours)
@@ -92,24 +127,34 @@ def board_confidence(tile_confidences) -> float:
 
 @dataclass(frozen=True)
 class PieceCalibration:
-    """Logistic weights over :data:`FEATURES` and the model versions they were fitted for."""
+    """Logistic weights over :data:`FEATURES`, the features taken at face value, and the model versions they
+    were fitted for.
+
+    The confidence is the logistic of ``weights · features`` times the chances the ``face_value`` features give
+    (:func:`face_value_chance`); the fit leaves their weights at zero.
+    """
 
     weights: tuple[float, ...]
     models: Mapping[str, str]
     version: str = ""
+    face_value: tuple[str, ...] = ()
 
     def confidence(self, features: np.ndarray) -> float:
-        return float(1.0 / (1.0 + np.exp(-float(np.dot(self.weights, features)))))
+        return float(expit(float(np.dot(self.weights, features))) * face_value_chance(features, self.face_value))
 
     def to_json(self) -> dict:
         return {"features": list(FEATURES), "weights": [round(w, 6) for w in self.weights],
-                "models": dict(self.models)}
+                "face_value": list(self.face_value), "models": dict(self.models)}
 
     @classmethod
     def from_json(cls, document: Mapping) -> "PieceCalibration":
         if list(document.get("features", [])) != list(FEATURES):
             raise ValueError("piece confidence file was fitted on other features")
-        return cls(tuple(float(w) for w in document["weights"]), dict(document.get("models", {})))
+        face_value = tuple(document.get("face_value", ()))
+        if set(face_value) - set(FACE_VALUE):
+            raise ValueError(f"piece confidence file takes at face value what no model answers: {face_value}")
+        return cls(tuple(float(w) for w in document["weights"]), dict(document.get("models", {})),
+                   face_value=face_value)
 
 
 def load_piece_calibration(models_dir: str | Path, versions: Mapping[str, str]) -> PieceCalibration | None:
@@ -127,29 +172,36 @@ def load_piece_calibration(models_dir: str | Path, versions: Mapping[str, str]) 
     return calibration if dict(calibration.models) == dict(versions) else None
 
 
-def fit_logistic(features: np.ndarray, right: np.ndarray, l2: float = 1e-2, iterations: int = 50,
-                 offset: np.ndarray | None = None) -> np.ndarray:
-    """Weights of a logistic model (Newton's method, a small ridge on all but the last, bias, column).
+def fit_logistic(features: np.ndarray, right: np.ndarray, l2: float = 1e-2, offset: np.ndarray | None = None,
+                 chance: np.ndarray | None = None) -> np.ndarray:
+    """Weights ``w`` of the model P(right) = ``chance`` · logistic(``offset`` + features · w), by maximum
+    likelihood with a small ridge on all but the last (bias) column.
 
-    With ``offset`` (a fixed logit per row, added to the model's), every column is ridged: the
-    offset holds the bias.
+    ``chance`` (default 1: a plain logistic model) is each row's fixed factor, the chances taken at face value.
+    With ``offset`` (a fixed logit per row), every column is ridged: the offset holds the bias.
     """
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(right, dtype=np.float64)
     fixed = np.zeros(len(y)) if offset is None else np.asarray(offset, dtype=np.float64)
+    log_chance = np.log(np.clip(np.ones(len(y)) if chance is None else np.asarray(chance, np.float64), 1e-12, 1.0))
     ridge = np.full(x.shape[1], l2)
     if offset is None:
         ridge[-1] = 0.0
-    w = np.zeros(x.shape[1])
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-(fixed + x @ w)))
-        gradient = x.T @ (p - y) + ridge * w
-        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(ridge) + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.max(np.abs(step)) < 1e-8:
-            break
-    return w
+
+    def loss_and_gradient(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = fixed + x @ w
+        log_p = log_chance + log_expit(z)
+        p = np.exp(log_p)
+        log_q = np.log1p(-np.minimum(p, 1.0 - 1e-12))
+        sigma = expit(z)
+        # d(-log P)/dz = -(1 - sigma); d(-log(1 - P))/dz = P (1 - sigma) / (1 - P)
+        slope = np.where(y > 0, -(1.0 - sigma), p * (1.0 - sigma) / np.exp(log_q))
+        loss = -float(np.sum(y * log_p + (1.0 - y) * log_q)) + 0.5 * float(np.sum(ridge * w * w))
+        return loss, x.T @ slope + ridge * w
+
+    result = minimize(loss_and_gradient, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B",
+                      options={"maxiter": 1000, "gtol": 1e-8})
+    return result.x
 
 
 def collect(renders: list[Path], models_dir: Path | None = None, training_only: bool = True
@@ -240,8 +292,8 @@ def _fit(args: argparse.Namespace) -> int:
     features, right, plain, versions = collect(args.renders, args.models)
     if not len(right):
         raise FjordsError(f"no piece read in the training-seed renders of {', '.join(map(str, args.renders))}")
-    weights = fit_logistic(features, right) if args.keep is None else _fit_on_top(features, right, args.keep)
-    calibration = PieceCalibration(tuple(float(w) for w in weights), versions)
+    weights = fit_weights(features, right) if args.keep is None else _fit_on_top(features, right, args.keep)
+    calibration = PieceCalibration(tuple(float(w) for w in weights), versions, face_value=tuple(FACE_VALUE))
     out = args.out or args.models / FILE_NAME
     out.write_text(json.dumps(calibration.to_json(), indent=1) + "\n")
     print(f"{len(right)} pieces, {right.mean():.3f} right; wrote {out}")
@@ -251,8 +303,17 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def fit_weights(features: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The weights of a calibration taking :data:`FACE_VALUE` at face value: theirs zero, the others fitted."""
+    free = [n for n, name in enumerate(FEATURES) if name not in FACE_VALUE]
+    weights = np.zeros(len(FEATURES))
+    weights[free] = fit_logistic(features[:, free], right, chance=face_value_chance(features, tuple(FACE_VALUE)))
+    return weights
+
+
 def _fit_on_top(features: np.ndarray, right: np.ndarray, kept_file: Path) -> np.ndarray:
-    """Weights keeping those ``kept_file`` gives its features, the features it does not name fitted on top."""
+    """Weights keeping those ``kept_file`` gives its features, the features it does not name fitted on top (the
+    kind and colour at face value, their weights zero)."""
     try:
         kept = json.loads(kept_file.read_text())
         named = dict(zip(kept["features"], (float(w) for w in kept["weights"])))
@@ -263,10 +324,11 @@ def _fit_on_top(features: np.ndarray, right: np.ndarray, kept_file: Path) -> np.
         raise FjordsError(f"{kept_file} names features this scanner has not: {', '.join(unknown)}")
     if "bias" not in named:
         raise FjordsError(f"{kept_file} keeps no bias")
-    free = [n for n, name in enumerate(FEATURES) if name not in named]
-    weights = np.array([named.get(name, 0.0) for name in FEATURES])
+    free = [n for n, name in enumerate(FEATURES) if name not in named and name not in FACE_VALUE]
+    weights = np.array([0.0 if name in FACE_VALUE else named.get(name, 0.0) for name in FEATURES])
     if free:
-        weights[free] = fit_logistic(features[:, free], right, offset=features @ weights)
+        weights[free] = fit_logistic(features[:, free], right, offset=features @ weights,
+                                     chance=face_value_chance(features, tuple(FACE_VALUE)))
     return weights
 
 

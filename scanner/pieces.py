@@ -57,6 +57,10 @@ PIECE_KINDS = ("none", "house", "settler", "runestone")
 COLOUR_NAMES = ("red", "yellow", "blue", "black", "white", "green", "grey", "beige", "brown", "orange", "purple")
 MODEL_FILE = "pieces.onnx"
 KINDS_MODEL_FILE = "piece_kinds.onnx"
+KINDS_LABEL_SMOOTHING = 0.02
+"""Label smoothing the close-up model is trained with (:mod:`scanner.train_piece_kinds`): so trained, it never
+answers above 1 − s + s/n, which the piece confidence undoes where it takes the model's chances at face value
+(:func:`scanner.confidence.unsmoothed_chance`)."""
 SPOTS_MODEL_FILE = "piece_spots.onnx"
 DOUBTED_SPOTS_MODEL_FILE = "piece_spots_doubted.onnx"
 """The spot model fine-tuned on bold prints, read only on tiles the presence model doubts (:data:`MIN_STAND_IN`):

@@ -19,7 +19,7 @@ import numpy as np
 
 from scanner.onnx_model import OnnxModel
 from scanner.patches import CLOSE_UP
-from scanner.pieces import COLOUR_NAMES, KINDS_MODEL_FILE, PIECE_KINDS
+from scanner.pieces import COLOUR_NAMES, KINDS_LABEL_SMOOTHING, KINDS_MODEL_FILE, PIECE_KINDS
 from scanner.sectors import softmax, to_tensor
 from scanner.training import export_onnx, fit, load_fields, stage_main, start_from
 
@@ -104,10 +104,11 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
         x = torch.from_numpy(to_tensor(close))
         x = x * (1.0 + 0.3 * (torch.rand(batch, 1, 1, 1, generator=generator) - 0.5))  # brightness, not hue
         kind_logits, colour_logits = model(x)
-        loss = F.cross_entropy(kind_logits, kinds[idx], weight=kind_weights, label_smoothing=0.02)
+        loss = F.cross_entropy(kind_logits, kinds[idx], weight=kind_weights, label_smoothing=KINDS_LABEL_SMOOTHING)
         known = colours[idx] >= 0
         if known.any():
-            loss = loss + F.cross_entropy(colour_logits[known], colours[idx][known], label_smoothing=0.02)
+            loss = loss + F.cross_entropy(colour_logits[known], colours[idx][known],
+                                          label_smoothing=KINDS_LABEL_SMOOTHING)
         return loss
 
     fit(model, batches, steps, lr=lr, frozen_norms=frozen_norms)

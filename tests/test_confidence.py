@@ -8,10 +8,11 @@ import pytest
 
 from fjords.geometry import Hex
 from scanner.assemble import DecodeSettings, TileEvidence, assemble
-from scanner.confidence import (FEATURES, PieceCalibration, board_confidence, fit_logistic, load_piece_calibration,
-                                logit, piece_features, sole_in_colour)
+from scanner.confidence import (FACE_VALUE, FEATURES, PieceCalibration, board_confidence, face_value_chance,
+                                fit_logistic, fit_weights, load_piece_calibration, logit, piece_features,
+                                sole_in_colour, unsmoothed_chance)
 from scanner.onnx_model import ModelMissingError
-from scanner.pieces import COLOUR_NAMES, PieceReading
+from scanner.pieces import COLOUR_NAMES, KINDS_LABEL_SMOOTHING, PieceReading
 
 KINDS = np.array([0.02, 0.9, 0.06, 0.02])        # a house, fairly sure
 COLOURS = np.eye(len(COLOUR_NAMES))[0] * 0.8 + 0.2 / len(COLOUR_NAMES)
@@ -75,11 +76,47 @@ def test_logistic_fit_recovers_known_weights():
     np.testing.assert_allclose(fit_logistic(x, y, l2=0.0), truth, atol=0.08)
 
 
+@pytest.mark.parametrize("answers, among", [(11, 11), (4, 3), (4, 4)])
+def test_undoing_the_label_smoothing_maps_sure_to_one_and_keeps_a_toss_up(answers, among):
+    """A model trained with label smoothing s answers at most 1 - s + s/n (renormalised over ``among`` of its
+    answers); that is a sure answer, and a chance spread evenly over the answers stays as it is."""
+    s = KINDS_LABEL_SMOOTHING
+    sure = (1 - s + s / answers) / (1 - s + among * s / answers)
+    assert unsmoothed_chance(sure, answers, among) == pytest.approx(1.0)
+    assert unsmoothed_chance(1.0, answers, among) == 1.0 and unsmoothed_chance(0.0, answers, among) == 0.0
+    assert unsmoothed_chance(1 / among, answers, among) == pytest.approx(1 / among)
+    chances = np.linspace(0, 1, 11)
+    assert np.all(np.diff(unsmoothed_chance(chances, answers, among)) >= 0)
+
+
+def test_a_colour_read_as_a_toss_up_caps_the_confidence():
+    """However sure the rest of the reading is, a piece whose colour the model reads at one in two is right about
+    one time in two: the colour's chance multiplies, a fitted weight cannot outvote it."""
+    sure_elsewhere = PieceCalibration(tuple(20.0 * (name == "bias") for name in FEATURES), {},
+                                      face_value=tuple(FACE_VALUE))
+    toss_up = np.eye(len(COLOUR_NAMES))[0] * 0.5 + np.eye(len(COLOUR_NAMES))[1] * 0.5
+    confidence = sure_elsewhere.confidence(piece_features(np.array([0.0, 1.0, 0.0, 0.0]), toss_up, 0.99, 0.99))
+    assert confidence == pytest.approx(unsmoothed_chance(0.5, len(COLOUR_NAMES), len(COLOUR_NAMES)), abs=1e-3)
+    assert 0.45 < confidence < 0.55
+    sure = sure_elsewhere.confidence(piece_features(np.array([0.0, 1.0, 0.0, 0.0]), np.eye(len(COLOUR_NAMES))[0],
+                                                    0.99, 0.99))
+    assert sure > 0.999
+
+
+def test_a_calibration_file_taking_unknown_chances_at_face_value_is_refused(tmp_path):
+    document = PieceCalibration((0.0,) * len(FEATURES), {}).to_json() | {"face_value": ["lamp"]}
+    (tmp_path / "piece_confidence.json").write_text(json.dumps(document))
+    with pytest.raises(ModelMissingError, match="fit it again"):
+        load_piece_calibration(tmp_path, {})
+
+
 def test_calibration_file_round_trips_and_must_match_the_models(tmp_path):
-    calibration = PieceCalibration(tuple(float(v) for v in range(len(FEATURES))), {"pieces": "a", "piece_kinds": "b"})
+    calibration = PieceCalibration(tuple(float(v) for v in range(len(FEATURES))), {"pieces": "a", "piece_kinds": "b"},
+                                   face_value=("colour",))
     (tmp_path / "piece_confidence.json").write_text(json.dumps(calibration.to_json()))
     loaded = load_piece_calibration(tmp_path, {"pieces": "a", "piece_kinds": "b"})
     assert loaded.weights == calibration.weights and loaded.version.startswith("piece_confidence-")
+    assert loaded.face_value == ("colour",)
     assert load_piece_calibration(tmp_path, {"pieces": "a", "piece_kinds": "other"}) is None
     assert load_piece_calibration(tmp_path / "none", {}) is None
 
@@ -228,18 +265,37 @@ def test_fitting_reads_every_folder_given(tmp_path, capsys):
     assert not out.exists()
 
 
+def _face_value_renders(rng, count: int, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Features of ``count`` pieces and whether each is right, drawn from the face-value model with logistic
+    weights ``truth``: kind and colour read anywhere from a toss-up to sure."""
+    x = np.zeros((count, len(FEATURES)))
+    x[:, FEATURES.index("presence")] = rng.normal(2.0, 1.5, count)
+    x[:, FEATURES.index("sole_colour")] = rng.random(count) < 0.3
+    x[:, FEATURES.index("kind")] = rng.uniform(0.0, 6.0, count)
+    x[:, FEATURES.index("colour")] = rng.uniform(-1.0, 6.0, count)
+    x[:, FEATURES.index("bias")] = 1.0
+    chance = face_value_chance(x, tuple(FACE_VALUE)) / (1 + np.exp(-x @ truth))
+    return x, rng.random(count) < chance
+
+
+def test_fitting_recovers_the_weights_with_kind_and_colour_at_face_value():
+    rng = np.random.default_rng(2)
+    truth = np.zeros(len(FEATURES))
+    truth[[FEATURES.index("presence"), FEATURES.index("sole_colour"), FEATURES.index("bias")]] = 0.8, -2.0, 1.5
+    x, right = _face_value_renders(rng, 40000, truth)
+    weights = fit_weights(x, right)
+    assert weights[FEATURES.index("kind")] == weights[FEATURES.index("colour")] == 0.0
+    np.testing.assert_allclose(weights, truth, atol=0.15)
+
+
 def test_fitting_on_top_keeps_the_named_weights_and_fits_the_others(tmp_path):
     """A new feature is fitted against the calibration already shipped, whose weights stay as they were."""
     from scanner.confidence import _fit_on_top
 
     rng = np.random.default_rng(1)
-    x = np.zeros((20000, len(FEATURES)))
-    x[:, FEATURES.index("presence")] = rng.normal(2.0, 1.5, len(x))
-    x[:, FEATURES.index("sole_colour")] = rng.random(len(x)) < 0.3
-    x[:, FEATURES.index("bias")] = 1.0
     truth = np.zeros(len(FEATURES))
     truth[[FEATURES.index("presence"), FEATURES.index("sole_colour"), FEATURES.index("bias")]] = 0.8, -2.0, 0.5
-    right = rng.random(len(x)) < 1 / (1 + np.exp(-x @ truth))
+    x, right = _face_value_renders(rng, 20000, truth)
     named = [n for n in FEATURES if not n.startswith("sole")]
     kept = tmp_path / "kept.json"
     kept.write_text(json.dumps({"features": named, "weights": [float(truth[FEATURES.index(n)]) for n in named]}))

@@ -28,12 +28,14 @@ HELD_OUT_STYLE = "vintage"
 HELD_OUT_COLOURS = ("orange", "purple")
 
 
-def planned_scene(seed: int) -> Scene:
-    """The scene (camera, light, table, style) that ``renderer.render_random(seed)`` will draw (cheap: no rendering)."""
+def planned_scene(seed: int, edition: str | None = None) -> Scene:
+    """The scene (camera, light, table, style) that ``renderer.render_random(seed)`` will draw (cheap: no rendering);
+    with ``edition``, the scene ``render_board`` draws with ``seed`` for a board of that edition."""
     from renderer.boards import random_setup
     from renderer.scene import sample_scene
 
-    edition, _ = random_setup(seed)
+    if edition is None:
+        edition, _ = random_setup(seed)
     # render_board draws the scene first from a fresh generator of the same seed.
     return sample_scene(np.random.default_rng(seed), None, edition)
 

@@ -23,7 +23,7 @@ import numpy as np
 from fjords.compare import HIDDEN_SECTOR, SEEN_SECTOR
 from fjords.geometry import SECTORS, TERRAINS
 from fjords.simulate import PLAYER_COUNTS
-from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, training_seeds
+from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, planned_scene, training_seeds
 from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, crop_points_to_image,
                              hex_patches, piece_crops, piece_window_matrix, sector_at, tile_radius)
 from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
@@ -332,7 +332,7 @@ CROWD_KINDS = ("house", "settler")
 def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
                   progress: bool = True, locate_out: Path | None = None, crowd: int = 0,
                   style: str | None = None, partly_hidden: bool = False,
-                  colours: Sequence[str] | None = None) -> ReadingSamples:
+                  colours: Sequence[str] | None = None, runestones: bool = False) -> ReadingSamples:
     """Samples from ``count`` rendered training photos (seeds from ``seed`` on, held-out ones skipped).
 
     The file is rewritten every ``save_every`` photos, so a long run can be
@@ -345,6 +345,8 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     never draw); the held-out style is refused. With ``colours``, each board's players paint their pieces in
     colours drawn (seeded) from these names, at least as many as the most players drawn, so that colours the
     boxed games seldom use can be taught as often as the models need; the held-out colours are refused.
+    With ``runestones``, every game is the 2022 edition with the rune-stone variant (random renders play it in
+    about one game in six), so that the rune stones, grey and small, are taught as often as the pieces.
     ``partly_hidden`` is :func:`samples_from_render`'s.
     """
     import random
@@ -367,13 +369,16 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     cv2.setNumThreads(1)  # several of these run side by side on few cores
     presence = shipped_presence_model()
     parts, located = [], LocateData()
-    seeds = training_seeds(seed, count)
+    seeds = training_seeds(seed, count, is_rune_stone_training_seed if runestones else None)
     for n, s in enumerate(tqdm(seeds, disable=not progress, desc="rendering", unit="photo")):
         rng = np.random.default_rng(s)
         width, height = render_sizes(rng)
-        edition, players = random_setup(s)
-        painted = {} if colours is None else {"colours": random.Random(s).sample(list(colours), players)}
-        board = random_board(s, edition, players, **painted)
+        if runestones:
+            board = rune_stone_game(s)
+        else:
+            edition, players = random_setup(s)
+            painted = {} if colours is None else {"colours": random.Random(s).sample(list(colours), players)}
+            board = random_board(s, edition, players, **painted)
         if crowd:
             board, _ = crowd_tiles(board, random.Random(s), crowd, CROWD_KINDS, same_player=False)
         render = render_board(board, s, width=width, height=height, style=style)
@@ -386,6 +391,22 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
             if locate_out is not None:
                 located.save(locate_out)
     return ReadingSamples.concatenate(parts)
+
+
+def rune_stone_game(seed: int):
+    """The table of training photo ``seed`` when every game plays the rune-stone variant (2022 edition)."""
+    from renderer import random_board
+    from renderer.boards import random_setup
+
+    edition, players = random_setup(seed, "2022")
+    return random_board(seed, edition, players, runestones=True)
+
+
+def is_rune_stone_training_seed(seed: int) -> bool:
+    """Whether :func:`rune_stone_game` of ``seed``, rendered with that seed, shows neither the held-out style nor a
+    held-out colour (its board and scene are not those :func:`scanner.holdout.is_training_seed` plans for)."""
+    return (planned_scene(seed, "2022").style != HELD_OUT_STYLE
+            and not set(rune_stone_game(seed).players) & set(HELD_OUT_COLOURS))
 
 
 def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False) -> ReadingSamples:
@@ -604,6 +625,8 @@ def dataset_main(argv: list[str] | None = None) -> int:
                         "four players), e.g. the light ones a model misses")
     parser.add_argument("--from-dir", type=Path, metavar="DIR",
                         help="cut photos NAME.jpg + NAME.json already rendered (fjords render --out DIR) instead")
+    parser.add_argument("--runestones", action="store_true",
+                        help="every game the 2022 edition with the rune-stone variant (data for the presence model)")
     parser.add_argument("--partly-hidden", action="store_true",
                         help="also cut tiles partly under a hand, each sector labelled by what shows of it (for the "
                         "sector model only; the piece models never read these samples)")
@@ -615,7 +638,7 @@ def dataset_main(argv: list[str] | None = None) -> int:
         try:
             samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
                                     crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden,
-                                    colours=args.colours)
+                                    colours=args.colours, runestones=args.runestones)
         except ValueError as exc:  # a held-out style or colour, too few colours: one line, exit 2
             parser.error(str(exc))
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")

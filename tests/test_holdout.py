@@ -34,3 +34,13 @@ def test_training_seeds_stop_below_the_evaluation_seeds():
     assert not is_training_seed(MAX_TRAINING_SEED)
     with pytest.raises(ValueError):
         training_seeds(MAX_TRAINING_SEED - 3, 5)
+
+
+@pytest.mark.parametrize("seed", [5, 71011])
+def test_planned_scene_of_an_edition_is_the_scene_render_board_draws(seed):
+    from renderer import render_board
+    from renderer.boards import random_board
+
+    board = random_board(seed, "2022", 3)
+    truth = render_board(board, seed, width=160, height=120).truth
+    assert json.loads(json.dumps(planned_scene(seed, "2022").as_dict())) == truth["render"]["scene"]

@@ -163,3 +163,20 @@ def test_a_farmland_print_draws_lone_fields_on_one_green_plain():
     crop = np.all(np.isclose(pixels[:, None, :], np.array(style.crops, np.float32)[None], atol=0.12), axis=2).any(1)
     assert crop.mean() < 0.5  # fields, not a patchwork of them
     assert not any(sample_style(n, np.random.default_rng(4)).field_patches for n in ("patchwork", "map", "painted"))
+
+
+def test_rune_stone_games_play_the_variant_and_never_show_what_is_held_out():
+    """Every game of the rune-stone data is the 2022 edition with rune stones; a seed whose board or scene would
+    show a held-out colour or style is skipped, though its random render (another board) may be a training one."""
+    from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, planned_scene, training_seeds
+    from scanner.training import is_rune_stone_training_seed, rune_stone_game
+
+    seeds = training_seeds(89200, 40, is_rune_stone_training_seed)
+    games = [rune_stone_game(s) for s in seeds]
+    assert all(g.edition == "2022" for g in games)
+    assert sum(p.kind == "runestone" for g in games for p in g.pieces) >= 40
+    assert not any(set(g.players) & set(HELD_OUT_COLOURS) for g in games)
+    assert all(planned_scene(s, "2022").style != HELD_OUT_STYLE for s in seeds)
+    # 89 244 is a training seed of random renders, but its rune-stone game is painted beige and purple.
+    assert 89244 in training_seeds(89200, 40) and 89244 not in seeds
+    assert "purple" in rune_stone_game(89244).players

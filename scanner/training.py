@@ -363,6 +363,8 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
     if colours is not None and set(colours) & set(HELD_OUT_COLOURS):
         raise ValueError(f"colours {', '.join(sorted(set(colours) & set(HELD_OUT_COLOURS)))} are held out of all "
                          "training")
+    if runestones and colours is not None:
+        raise ValueError("the rune-stone games are painted as drawn; name colours without --runestones")
     most_players = max(max(counts) for counts in PLAYER_COUNTS.values())
     if colours is not None and len(set(colours)) < most_players:
         raise ValueError(f"name at least {most_players} colours, one for each player of the largest game")

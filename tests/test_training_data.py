@@ -180,3 +180,12 @@ def test_rune_stone_games_play_the_variant_and_never_show_what_is_held_out():
     # 89 244 is a training seed of random renders, but its rune-stone game is painted beige and purple.
     assert 89244 in training_seeds(89200, 40) and 89244 not in seeds
     assert "purple" in rune_stone_game(89244).players
+
+
+def test_rune_stone_games_refuse_colours_named_for_them(capsys):
+    from scanner.training import dataset_main
+
+    with pytest.raises(SystemExit) as exit_info:
+        dataset_main(["--runestones", "--colours", "red", "blue", "black", "white", "--count", "1"])
+    assert exit_info.value.code == 2
+    assert "rune-stone games are painted as drawn" in capsys.readouterr().err

@@ -303,11 +303,15 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def fit_weights(features: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """The weights of a calibration taking :data:`FACE_VALUE` at face value: theirs zero, the others fitted."""
-    free = [n for n, name in enumerate(FEATURES) if name not in FACE_VALUE]
-    weights = np.zeros(len(FEATURES))
-    weights[free] = fit_logistic(features[:, free], right, chance=face_value_chance(features, tuple(FACE_VALUE)))
+def fit_weights(features: np.ndarray, right: np.ndarray, kept: Mapping[str, float] | None = None) -> np.ndarray:
+    """The weights of a calibration taking :data:`FACE_VALUE` at face value: theirs zero, those ``kept`` names as
+    given (the others then fitted on top of them, their logit an offset), the others fitted."""
+    kept = kept or {}
+    free = [n for n, name in enumerate(FEATURES) if name not in kept and name not in FACE_VALUE]
+    weights = np.array([0.0 if name in FACE_VALUE else kept.get(name, 0.0) for name in FEATURES])
+    if free:
+        weights[free] = fit_logistic(features[:, free], right, offset=features @ weights if kept else None,
+                                     chance=face_value_chance(features, tuple(FACE_VALUE)))
     return weights
 
 
@@ -324,12 +328,7 @@ def _fit_on_top(features: np.ndarray, right: np.ndarray, kept_file: Path) -> np.
         raise FjordsError(f"{kept_file} names features this scanner has not: {', '.join(unknown)}")
     if "bias" not in named:
         raise FjordsError(f"{kept_file} keeps no bias")
-    free = [n for n, name in enumerate(FEATURES) if name not in named and name not in FACE_VALUE]
-    weights = np.array([0.0 if name in FACE_VALUE else named.get(name, 0.0) for name in FEATURES])
-    if free:
-        weights[free] = fit_logistic(features[:, free], right, offset=features @ weights,
-                                     chance=face_value_chance(features, tuple(FACE_VALUE)))
-    return weights
+    return fit_weights(features, right, named)
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -162,6 +162,21 @@ def test_a_piece_is_as_sure_with_the_photos_look_as_without():
     assert len(looked.pieces) == 1
 
 
+def test_a_look_refitted_on_what_its_first_round_made_sure_reads_one_more_tile():
+    # The middle tile's mountains shade off A's (rougher to one side), FAR's lie further off: the first round's look,
+    # fitted on A alone, makes the middle tile sure but does not recognise FAR; fitted again on both, it does.
+    middle = Hex(0, 4)  # shares no edge with A or FAR
+    shade = np.array([0.0, 0, 0, 0, 0, 1])
+    photo = {A: photo_with_far_tile(MOUNTAIN_LOOK)[A],
+             middle: replace(evidence(middle, np.tile([0.15, 0.8, 0.05], (SECTORS, 1))), sector_features=np.array(
+                 [MOUNTAIN_LOOK + 2 * (i % 4) * shade for i in range(SECTORS)])),
+             FAR: replace(evidence(FAR, np.tile([0.55, 0.4, 0.05], (SECTORS, 1))),
+                          sector_features=np.array([MOUNTAIN_LOOK + 9 * shade] * SECTORS))}
+    once, twice = (assemble(photo, settings=DecodeSettings(photo_look_rounds=n)) for n in (1, 2))
+    assert once.tiles[middle].terrain == twice.tiles[middle].terrain == "M" * SECTORS
+    assert once.tiles[FAR].terrain == "?" * SECTORS and twice.tiles[FAR].terrain == "M" * SECTORS
+
+
 def test_a_photo_read_sure_nowhere_keeps_the_networks_reading():
     photo = {A: replace(evidence(A, sure("SSSSSSMMMMMM", 0.9)), sector_features=np.array(
                  [SEA_LOOK] * 6 + [MOUNTAIN_LOOK] * 6))}

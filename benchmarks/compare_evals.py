@@ -4,8 +4,9 @@
 
 Each pair is one set of photos scanned twice (say, by the shipped code and by a candidate change). For every
 pair and for all pairs together it prints the totals a decision is judged on (errors, silent sector errors,
-unread sectors, pieces matched / scanned / true, boards exact, scores exact) for both runs, and how many photos
-have fewer or more errors. ``--list N`` names the N photos whose errors moved most. Photos are paired by name;
+unread sectors, pieces matched / scanned / true, boards exact, scores exact) for both runs, how many photos
+have fewer or more errors, and the 95 % interval of the change of the errors (a paired bootstrap over photos,
+:func:`fjords.compare.paired_change_interval`): where it holds 0, the photos cannot tell the runs apart. ``--list N`` names the N photos whose errors moved most. Photos are paired by name;
 a photo in only one run is an error (the runs did not read the same photos).
 
 This is how the changes in ``models/README.md`` are judged against the rules written before each run.
@@ -17,6 +18,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from fjords.compare import paired_change_interval
 
 TOTALS = ("errors", "silent_sector_errors", "unread_sectors", "matched_pieces", "scanned_pieces",
           "true_pieces", "board_exact", "score_exact")
@@ -47,8 +50,9 @@ def compare(base: dict[str, dict], new: dict[str, dict]) -> dict:
     Returns
     -------
     dict
-        ``photos``, ``base`` and ``new`` totals, ``better`` / ``worse`` photo counts and ``moves``, a list of
-        ``(name, base errors, new errors)`` for the photos that moved, largest move first.
+        ``photos``, ``base`` and ``new`` totals, ``better`` / ``worse`` photo counts, ``error_change_ci95`` (the
+        95 % interval of the change of the errors) and ``moves``, a list of ``(name, base errors, new errors)`` for
+        the photos that moved, largest move first.
     """
     if base.keys() != new.keys():
         only = sorted(base.keys() ^ new.keys())
@@ -63,12 +67,16 @@ def compare(base: dict[str, dict], new: dict[str, dict]) -> dict:
         "new": totals([new[name] for name in names]),
         "better": sum(1 for _, old, now in moves if now < old),
         "worse": sum(1 for _, old, now in moves if now > old),
+        "error_change_ci95": paired_change_interval([base[name]["errors"] for name in names],
+                                                    [new[name]["errors"] for name in names]),
         "moves": moves,
     }
 
 
 def format_comparison(label: str, result: dict, listed: int) -> str:
-    lines = [f"{label}: {result['photos']} photos, {result['better']} better / {result['worse']} worse"]
+    low, high = result["error_change_ci95"]
+    lines = [f"{label}: {result['photos']} photos, {result['better']} better / {result['worse']} worse; "
+             f"change of the errors, 95 % interval [{low:+.0f}, {high:+.0f}]"]
     for key in TOTALS:
         old, now = result["base"][key], result["new"][key]
         lines.append(f"  {key:22s} {old:7d} -> {now:7d}  ({now - old:+d})")

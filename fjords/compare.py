@@ -554,5 +554,20 @@ def bootstrap_interval(numerators: Sequence[float], denominators: Sequence[float
     return (estimates[int(0.025 * (resamples - 1))], estimates[math.ceil(0.975 * (resamples - 1))])
 
 
+def paired_change_interval(before: Sequence[float], after: Sequence[float],
+                           resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """95 % interval of the change of a total, ``Σ after − Σ before``, counted on the same photos twice (by two
+    versions of the scanner, say): a percentile bootstrap over photos of their paired changes.
+
+    A change whose interval holds 0 cannot be told from the luck of which photos were drawn; copies of the photos
+    that differ by less than the eye can see (``benchmarks/bench_stability.py``) bound it from the other side.
+    """
+    if len(before) != len(after):
+        raise ValueError(f"paired counts differ in length: {len(before)} and {len(after)}")
+    changes = [new - old for old, new in zip(before, after)]
+    low, high = bootstrap_interval(changes, [1] * len(changes), resamples, seed)
+    return (low * len(changes), high * len(changes)) if changes else (0.0, 0.0)
+
+
 def _envelope(*intervals: tuple[float, float]) -> tuple[float, float]:
     return (min(lo for lo, _ in intervals), max(hi for _, hi in intervals))

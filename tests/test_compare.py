@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fjords.board import Board, Piece, Tile
-from fjords.compare import (Comparison, bootstrap_interval, compare, misplaced_tiles, piece_error_causes,
-                            pieces_by_colour, ratio, sector_outcomes_by_visibility, stones_and_crowding, summarize,
-                            wilson_interval)
+from fjords.compare import (Comparison, bootstrap_interval, compare, misplaced_tiles, paired_change_interval,
+                            piece_error_causes, pieces_by_colour, ratio, sector_outcomes_by_visibility,
+                            stones_and_crowding, summarize, wilson_interval)
 from fjords.geometry import Hex
 
 # No symmetry: every rotation and translation but the identity moves some letter.
@@ -231,6 +231,17 @@ def test_bootstrap_interval_is_deterministic_and_brackets_the_ratio():
     assert (low, high) == bootstrap_interval(numerators, denominators)
     assert low < sum(numerators) / sum(denominators) < high
     assert bootstrap_interval([3], [4]) == (0.75, 0.75)
+
+
+def test_paired_change_interval_tells_a_change_of_every_photo_from_one_photos_luck():
+    before = [3, 0, 7, 2, 5, 1, 4, 6, 2, 0] * 2
+    assert paired_change_interval(before, before) == (0.0, 0.0)
+    assert paired_change_interval(before, [n - 1 for n in before]) == (-20.0, -20.0)  # every photo one error better
+    one_photo_worse = before[:-1] + [before[-1] + 5]
+    low, high = paired_change_interval(before, one_photo_worse)
+    assert low == 0.0 and high >= 5.0  # the photos drawn without it read no change: luck cannot be ruled out
+    with pytest.raises(ValueError):
+        paired_change_interval([1, 2], [1])
 
 
 def test_piece_error_causes_name_every_wrong_piece_once():

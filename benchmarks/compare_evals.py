@@ -6,8 +6,9 @@ Each pair is one set of photos scanned twice (say, by the shipped code and by a 
 pair and for all pairs together it prints the totals a decision is judged on (errors, silent sector errors,
 unread sectors, pieces matched / scanned / true, boards exact, scores exact) for both runs, how many photos
 have fewer or more errors, and the 95 % interval of the change of the errors (a paired bootstrap over photos,
-:func:`fjords.compare.paired_change_interval`): where it holds 0, the photos cannot tell the runs apart. ``--list N`` names the N photos whose errors moved most. Photos are paired by name;
-a photo in only one run is an error (the runs did not read the same photos).
+:func:`fjords.compare.paired_change_interval`): where it holds 0, the photos cannot tell the runs apart.
+``--list N`` names the N photos whose errors moved most. Photos are paired by name; a photo in only one run is
+an error (the runs did not read the same photos).
 
 This is how the changes in ``models/README.md`` are judged against the rules written before each run.
 """

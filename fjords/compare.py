@@ -565,8 +565,9 @@ def paired_change_interval(before: Sequence[float], after: Sequence[float],
     if len(before) != len(after):
         raise ValueError(f"paired counts differ in length: {len(before)} and {len(after)}")
     changes = [new - old for old, new in zip(before, after)]
+    # The bootstrap gives the mean change per photo; no photos give (0, 1) there and (0, 0) here.
     low, high = bootstrap_interval(changes, [1] * len(changes), resamples, seed)
-    return (low * len(changes), high * len(changes)) if changes else (0.0, 0.0)
+    return (low * len(changes), high * len(changes))
 
 
 def _envelope(*intervals: tuple[float, float]) -> tuple[float, float]:

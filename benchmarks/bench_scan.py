@@ -1,13 +1,15 @@
 """Scan photos with truth beside them: accuracy of the reading stages, calibration, and time per stage.
 
     python benchmarks/bench_scan.py DIR [--truth-geometry] [--limit N] [--in-view F] [--unsure 0.8 0.9 0.95]
-        [--switch 0.175 0.667] [--piece-floor 0 0.4] [--stone-beside 0.5 0.8] [--calibration NAME]
+        [--switch 0.175 0.667] [--piece-floor 0 0.4] [--stone-beside 0.5 0.8] [--setting FIELD=V[,V...]]
+        [--calibration NAME]
 
 DIR holds ``NAME.jpg`` + ``NAME.json`` (``fjords render --out DIR`` writes such
 a folder). ``--truth-geometry`` reads the tiles at their TRUE corners instead of
 the lattice fit, which measures the sector and piece stages alone. Several
 ``--unsure`` thresholds (or ``--mismatch`` weights, ``--switch`` chances,
-``--piece-floor`` confidences, ``--stone-beside`` thresholds) are compared on the same classifier outputs (the decoder is cheap).
+``--piece-floor`` confidences, ``--stone-beside`` thresholds, or any other decoder setting with ``--setting``, e.g.
+``--setting photo_look_rounds=1,3``) are compared on the same classifier outputs (the decoder is cheap).
 ``--in-view F`` keeps only the photos whose every true tile is at least ``F`` in
 view, which separates reading errors from tiles under hands or cut off by the frame. Prints the pooled summary of :mod:`fjords.compare`, the
 share of wrong sectors written ``?``, why pieces are wrong
@@ -29,7 +31,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -58,15 +60,45 @@ class TruthCell:
         self.visible = float(tile.get("visible", 1.0))
 
 
+def settings_grid(items: list[str]) -> dict[str, list]:
+    """``FIELD=V[,V...]`` items as decoder settings to try, each value typed as the field's default.
+
+    Raises ``ValueError`` with a one-line message for a field :class:`DecodeSettings` does not have or a value
+    its type does not take.
+    """
+    defaults = {field.name: getattr(DecodeSettings(), field.name) for field in fields(DecodeSettings)}
+    grid: dict[str, list] = {}
+    for item in items:
+        name, _, values = item.partition("=")
+        if name not in defaults or not values:
+            raise ValueError(f"--setting {item!r}: expected FIELD=V[,V...] with FIELD a DecodeSettings field")
+        kind = type(defaults[name])
+        try:
+            grid[name] = [_typed(value, kind) for value in values.split(",")]
+        except ValueError:
+            raise ValueError(f"--setting {item!r}: {name} takes {kind.__name__} values") from None
+    return grid
+
+
+def _typed(value: str, kind: type):
+    """``value`` as a ``kind`` (bool: true / false / 1 / 0); ``ValueError`` where it is none."""
+    if kind is bool:
+        if value.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(value)
+        return value.lower() in ("true", "1")
+    return kind(value)
+
+
 def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             unsure: list[float] | None = None, mismatch: list[float] | None = None,
             piece_floor: list[float] | None = None, stone_beside: list[float] | None = None,
-            switch: list[float] | None = None) -> dict:
+            switch: list[float] | None = None, grid: dict[str, list] | None = None) -> dict:
     """Scan ``photos`` (or read them at their true corners) and compare with their truth.
 
     Each combination of the decoder's ``mismatch``, ``switch``, ``unsure``, ``piece_floor``
-    (``DecodeSettings.min_piece_confidence``) and ``stone_beside`` (``DecodeSettings.min_stone_beside``)
-    is decoded from the same classifier outputs.
+    (``DecodeSettings.min_piece_confidence``), ``stone_beside`` (``DecodeSettings.min_stone_beside``)
+    and the values of any other setting in ``grid`` (:func:`settings_grid`) is decoded from the same classifier
+    outputs; a ``grid`` setting adds ``FIELD=VALUE`` to the combination's key.
     """
     evidence, truths, elevations, seconds, timings = [], [], [], [], []
     for path in photos:
@@ -93,11 +125,14 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
 
     report = {}
     defaults = scanner.settings
-    for eps, ring, level, floor, stone in itertools.product(
+    grid = grid or {}
+    for eps, ring, level, floor, stone, *chosen in itertools.product(
             mismatch or [defaults.mismatch], switch or [defaults.switch], unsure or [defaults.unsure],
-            piece_floor or [defaults.min_piece_confidence], stone_beside or [defaults.min_stone_beside]):
+            piece_floor or [defaults.min_piece_confidence], stone_beside or [defaults.min_stone_beside],
+            *grid.values()):
+        others = dict(zip(grid, chosen))
         settings = replace(defaults, unsure=level, mismatch=eps, switch=ring, min_piece_confidence=floor,
-                           min_stone_beside=stone)
+                           min_stone_beside=stone, **others)
         boards = [assemble(ev, settings=settings, piece_calibration=scanner.piece_calibration) for ev in evidence]
         comparisons = [compare(board, truth) for board, truth in zip(boards, truths)]
 
@@ -110,7 +145,8 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
         summary = summarize(comparisons).to_json()
         wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
         flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
-        report[f"mismatch={eps} switch={ring} unsure={level} piece_floor={floor} stone_beside={stone}"] = {
+        key = f"mismatch={eps} switch={ring} unsure={level} piece_floor={floor} stone_beside={stone}"
+        report[" ".join([key] + [f"{name}={value}" for name, value in others.items()])] = {
             "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
             "ci95": summary["ci95"],
             "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
@@ -190,14 +226,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="calibrated confidence under which a tile's one piece is set aside as doubtful")
     parser.add_argument("--stone-beside", type=float, nargs="+", default=[DecodeSettings.min_stone_beside],
                         help="chance of a rune stone at which one is read on an empty position beside the tiles")
+    parser.add_argument("--setting", action="append", default=[], metavar="FIELD=V[,V...]",
+                        help="also try these values of any scanner.assemble.DecodeSettings field (repeatable)")
     parser.add_argument("--calibration", metavar="NAME", help="scan with this calibration (fjords calibrate)")
     parser.add_argument("--models", type=Path, help="folder of the ONNX models (default: models/)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
     try:
+        grid = settings_grid(args.setting)
         photos = find_photos(args.dir)
-    except FjordsError as exc:
+    except (FjordsError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 2
     if args.in_view is not None:
@@ -205,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     photos = photos[: args.limit]
     report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
                      unsure=args.unsure, mismatch=args.mismatch, piece_floor=args.piece_floor,
-                     stone_beside=args.stone_beside, switch=args.switch)
+                     stone_beside=args.stone_beside, switch=args.switch, grid=grid)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -60,16 +60,23 @@ class TruthCell:
         self.visible = float(tile.get("visible", 1.0))
 
 
+#: Decoder settings that have an option of their own (which names them in the report's keys already).
+OWN_OPTIONS = {"mismatch": "--mismatch", "switch": "--switch", "unsure": "--unsure",
+               "min_piece_confidence": "--piece-floor", "min_stone_beside": "--stone-beside"}
+
+
 def settings_grid(items: list[str]) -> dict[str, list]:
     """``FIELD=V[,V...]`` items as decoder settings to try, each value typed as the field's default.
 
-    Raises ``ValueError`` with a one-line message for a field :class:`DecodeSettings` does not have or a value
-    its type does not take.
+    Raises ``ValueError`` with a one-line message for a field :class:`DecodeSettings` does not have, one with an
+    option of its own (:data:`OWN_OPTIONS`), or a value its type does not take.
     """
     defaults = {field.name: getattr(DecodeSettings(), field.name) for field in fields(DecodeSettings)}
     grid: dict[str, list] = {}
     for item in items:
         name, _, values = item.partition("=")
+        if name in OWN_OPTIONS:
+            raise ValueError(f"--setting {item!r}: {name} has its own option, {OWN_OPTIONS[name]}")
         if name not in defaults or not values:
             raise ValueError(f"--setting {item!r}: expected FIELD=V[,V...] with FIELD a DecodeSettings field")
         kind = type(defaults[name])

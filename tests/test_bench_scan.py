@@ -15,13 +15,13 @@ _SPEC.loader.exec_module(bench_scan)
 
 
 def test_settings_are_typed_as_the_decoders_defaults():
-    grid = bench_scan.settings_grid(["photo_look_rounds=1,3", "unsure=0.7", "infer_hidden=false,1"])
-    assert grid == {"photo_look_rounds": [1, 3], "unsure": [0.7], "infer_hidden": [False, True]}
-    assert isinstance(grid["photo_look_rounds"][0], int) and isinstance(grid["unsure"][0], float)
+    grid = bench_scan.settings_grid(["photo_look_rounds=1,3", "photo_look=0.05", "infer_hidden=false,1"])
+    assert grid == {"photo_look_rounds": [1, 3], "photo_look": [0.05], "infer_hidden": [False, True]}
+    assert isinstance(grid["photo_look_rounds"][0], int) and isinstance(grid["photo_look"][0], float)
 
 
-@pytest.mark.parametrize("item", ["no_such_field=1", "unsure", "unsure=", "photo_look_rounds=1.5",
-                                  "infer_hidden=maybe", "unsure=high"])
+@pytest.mark.parametrize("item", ["no_such_field=1", "photo_look", "photo_look=", "photo_look_rounds=1.5",
+                                  "infer_hidden=maybe", "photo_look=high", "unsure=0.7"])
 def test_a_setting_the_decoder_cannot_take_is_refused_in_one_line(item):
     with pytest.raises(ValueError) as refused:
         bench_scan.settings_grid([item])

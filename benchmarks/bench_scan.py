@@ -60,9 +60,11 @@ class TruthCell:
         self.visible = float(tile.get("visible", 1.0))
 
 
-#: Decoder settings that have an option of their own (which names them in the report's keys already).
-OWN_OPTIONS = {"mismatch": "--mismatch", "switch": "--switch", "unsure": "--unsure",
-               "min_piece_confidence": "--piece-floor", "min_stone_beside": "--stone-beside"}
+#: Decoder settings with an option of their own, by field: the option, and the name every report key gives the
+#: setting (in this order).
+OWN_OPTIONS = {"mismatch": ("--mismatch", "mismatch"), "switch": ("--switch", "switch"),
+               "unsure": ("--unsure", "unsure"), "min_piece_confidence": ("--piece-floor", "piece_floor"),
+               "min_stone_beside": ("--stone-beside", "stone_beside")}
 
 
 def settings_grid(items: list[str]) -> dict[str, list]:
@@ -76,7 +78,7 @@ def settings_grid(items: list[str]) -> dict[str, list]:
     for item in items:
         name, _, values = item.partition("=")
         if name in OWN_OPTIONS:
-            raise ValueError(f"--setting {item!r}: {name} has its own option, {OWN_OPTIONS[name]}")
+            raise ValueError(f"--setting {item!r}: {name} has its own option, {OWN_OPTIONS[name][0]}")
         if name not in defaults or not values:
             raise ValueError(f"--setting {item!r}: expected FIELD=V[,V...] with FIELD a DecodeSettings field")
         kind = type(defaults[name])
@@ -97,15 +99,12 @@ def _typed(value: str, kind: type):
 
 
 def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
-            unsure: list[float] | None = None, mismatch: list[float] | None = None,
-            piece_floor: list[float] | None = None, stone_beside: list[float] | None = None,
-            switch: list[float] | None = None, grid: dict[str, list] | None = None) -> dict:
+            grid: dict[str, list] | None = None) -> dict:
     """Scan ``photos`` (or read them at their true corners) and compare with their truth.
 
-    Each combination of the decoder's ``mismatch``, ``switch``, ``unsure``, ``piece_floor``
-    (``DecodeSettings.min_piece_confidence``), ``stone_beside`` (``DecodeSettings.min_stone_beside``)
-    and the values of any other setting in ``grid`` (:func:`settings_grid`) is decoded from the same classifier
-    outputs; a ``grid`` setting adds ``FIELD=VALUE`` to the combination's key.
+    Each combination of the values ``grid`` gives decoder settings (:class:`DecodeSettings` field → values; the
+    scanner's own where it gives none) is decoded from the same classifier outputs. A combination's key names the
+    settings of :data:`OWN_OPTIONS` always, then ``FIELD=VALUE`` for every other setting of ``grid``.
     """
     evidence, truths, elevations, seconds, timings = [], [], [], [], []
     for path in photos:
@@ -132,14 +131,10 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
 
     report = {}
     defaults = scanner.settings
-    grid = grid or {}
-    for eps, ring, level, floor, stone, *chosen in itertools.product(
-            mismatch or [defaults.mismatch], switch or [defaults.switch], unsure or [defaults.unsure],
-            piece_floor or [defaults.min_piece_confidence], stone_beside or [defaults.min_stone_beside],
-            *grid.values()):
-        others = dict(zip(grid, chosen))
-        settings = replace(defaults, unsure=level, mismatch=eps, switch=ring, min_piece_confidence=floor,
-                           min_stone_beside=stone, **others)
+    grid = {**{field: [getattr(defaults, field)] for field in OWN_OPTIONS}, **(grid or {})}
+    for values in itertools.product(*grid.values()):
+        chosen = dict(zip(grid, values))
+        settings = replace(defaults, **chosen)
         boards = [assemble(ev, settings=settings, piece_calibration=scanner.piece_calibration) for ev in evidence]
         comparisons = [compare(board, truth) for board, truth in zip(boards, truths)]
 
@@ -152,8 +147,8 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
         summary = summarize(comparisons).to_json()
         wrong = sum(c.total_sectors - c.correct_sectors for c in comparisons)
         flagged = sum(c.total_sectors - c.correct_sectors - c.silent_sector_errors for c in comparisons)
-        key = f"mismatch={eps} switch={ring} unsure={level} piece_floor={floor} stone_beside={stone}"
-        report[" ".join([key] + [f"{name}={value}" for name, value in others.items()])] = {
+        report[" ".join(f"{OWN_OPTIONS[field][1] if field in OWN_OPTIONS else field}={value}"
+                        for field, value in chosen.items())] = {
             "summary": {k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
             "ci95": summary["ci95"],
             "wrong_sectors": wrong, "wrong_sectors_written_?": flagged,
@@ -249,9 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.in_view is not None:
         photos = [p for p in photos if all_in_view(p, args.in_view)]
     photos = photos[: args.limit]
-    report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry,
-                     unsure=args.unsure, mismatch=args.mismatch, piece_floor=args.piece_floor,
-                     stone_beside=args.stone_beside, switch=args.switch, grid=grid)
+    grid = {"mismatch": args.mismatch, "switch": args.switch, "unsure": args.unsure,
+            "min_piece_confidence": args.piece_floor, "min_stone_beside": args.stone_beside, **grid}
+    report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry, grid)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

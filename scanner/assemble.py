@@ -102,7 +102,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping
+from typing import Container, Mapping
 
 import cv2
 import numpy as np
@@ -217,6 +217,10 @@ class DecodeSettings:
         shade of a terrain the first look made sure lends its colour to tiles further off. 3 was chosen
         on 420 renders scanned before (0.4 % fewer errors than one round, fewer silent sector errors) and
         judged on 220 fresh ones (0.5 % fewer); held out it changed nothing measurable (models/README.md).
+    min_missed_top : an empty lattice position beside the tiles becomes a tile (:func:`with_missed_tiles`) when
+        the sector model reads a tile top on it, averaged over its twelve sectors, at least this sure; above 1
+        turns it off. 0.9 was chosen on 420 renders scanned before (0.85 read as many errors; every bare or
+        hidden position there read under 0.82) and judged on 220 fresh ones (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -242,6 +246,7 @@ class DecodeSettings:
     photo_look_sure: float = 0.999
     photo_look_within: float = 0.95
     photo_look_rounds: int = 3
+    min_missed_top: float = 0.9
 
 
 @dataclass(frozen=True)
@@ -259,11 +264,43 @@ class TileEvidence:
 
 @dataclass(frozen=True)
 class EmptyPositionEvidence:
-    """What the piece models read on a lattice position beside the tiles where no tile lies."""
+    """What the piece models read on a lattice position beside the tiles where no tile lies.
+
+    ``as_tile`` is what the sector model read there as if a tile lay there, where the position lies
+    wholly in the photo and touches enough tiles to be one (:func:`may_be_missed_tile`), else None.
+    """
 
     hex: Hex
     corners_px: np.ndarray           # (6, 2) in original photo pixels
     pieces: tuple[PieceReading, ...] = ()
+    as_tile: TileEvidence | None = None
+
+
+#: A tile joins the layout touching at least two laid tiles (the rules; the start tiles aside, which
+#: touch each other), so a position touching fewer found tiles is taken for no tile the lattice missed.
+MIN_TILES_TOUCHED = 2
+
+
+def may_be_missed_tile(h: Hex, tiles: Container[Hex]) -> bool:
+    """Whether a tile at ``h`` would touch enough of ``tiles`` to join the layout (:data:`MIN_TILES_TOUCHED`)."""
+    return sum(n in tiles for n in h.neighbours()) >= MIN_TILES_TOUCHED
+
+
+def with_missed_tiles(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence],
+                      settings: DecodeSettings) -> dict[Hex, TileEvidence | EmptyPositionEvidence]:
+    """The evidence with the tiles the tile-top model missed: empty positions the sector model reads as tile tops.
+
+    The tile-top model misses a few tiles in plain view, mostly of one terrain all over (a flat mountain print
+    can look like a wooden table); the sector model, which also answers "no tile top here", still sees their
+    tops. A position becomes a tile where its twelve sectors show a tile top at least ``settings.min_missed_top``
+    sure on average and it touches at least two tiles found; on renders the bare table and tiles under a hand
+    read at most 0.82 so (models/README.md, fifty-first session).
+    """
+    tiles = {h for h, e in evidence.items() if isinstance(e, TileEvidence)}
+    missed = {h: e.as_tile for h, e in evidence.items()
+              if isinstance(e, EmptyPositionEvidence) and e.as_tile is not None and may_be_missed_tile(h, tiles)
+              and float(np.mean(e.as_tile.sector_visible)) >= settings.min_missed_top}
+    return {**evidence, **missed}
 
 
 def decode_sectors(evidence: Mapping[Hex, TileEvidence],
@@ -853,6 +890,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     Pieces too doubtful to count (see :class:`DecodeSettings`) are listed in the board's
     ``doubtful_pieces`` extra field as ``fjords-board/1`` piece entries.
     """
+    evidence = with_missed_tiles(evidence, settings)
     beside = [e for e in evidence.values() if isinstance(e, EmptyPositionEvidence)]
     evidence = {h: e for h, e in evidence.items() if isinstance(e, TileEvidence)
                 and (e.visible < 0.5 or np.mean(e.sector_visible) >= settings.min_tile_readable)}

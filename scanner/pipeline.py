@@ -24,7 +24,7 @@ import numpy as np
 
 from fjords.board import Board
 from fjords.rules import Rules
-from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble
+from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, may_be_missed_tile
 from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
@@ -41,6 +41,11 @@ UNSURE_LAYOUT = 0.6
 (:func:`layout_advice`). Chosen on 520 seen renders (models/README.md, forty-fourth session): of those with at least 15
 silent sector errors it names 10 of 22, of those with fewer than 5, 11 of 446 (the edge support it replaces: 9 and
 47)."""
+
+MIN_GAP_INSIDE = 0.99
+"""Least share of an empty lattice position inside the frame for its sectors to be read, as those of a tile the
+tile-top model may have missed (:func:`scanner.assemble.with_missed_tiles`): a tile cut off by the frame is often
+missed for that, and what shows of it is too little to tell a tile top."""
 
 
 @contextmanager
@@ -267,8 +272,13 @@ class Scanner:
         if previous is not None and previous.source != self.reading_source:
             previous = None
         old = previous.looks if previous is not None else {}
-        tiles = [c for c in cells if c.visible >= self.settings.min_tile_visible]
-        positions = tiles + list(beside)
+        # The sectors are read on the tiles and on the empty positions where a tile the tile-top model missed
+        # may lie (scanner.assemble.with_missed_tiles): wholly in the photo, touching enough tiles.
+        found = {c.hex for c in cells}
+        gaps = {c.hex for c in beside if c.visible >= MIN_GAP_INSIDE and may_be_missed_tile(c.hex, found)}
+        tiles = ([c for c in cells if c.visible >= self.settings.min_tile_visible]
+                 + [c for c in beside if c.hex in gaps])
+        positions = tiles + [c for c in beside if c.hex not in gaps]
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in positions]
         still = [still_corners(old.get(c.hex), corners[n]) for n, c in enumerate(positions)]
         not_moved = [kept is not None for kept in still]
@@ -307,19 +317,22 @@ class Scanner:
                     beside: list = (), scale: float = 1.0) -> dict:
         """The :class:`TileEvidence` (and :class:`EmptyPositionEvidence`) of what :meth:`classify` read,
         geometry in original pixels."""
+        def as_tile(cell) -> TileEvidence:
+            look = readings.looks[cell.hex]
+            probs, readable = look.sectors
+            visible = sector_visibility([look.corners_px], image_shape)[0]
+            return TileEvidence(cell.hex, probs, visible * readable, look.corners_px / scale, float(cell.visible),
+                                tuple(_in_original(r, scale) for r in look.pieces), look.sector_features)
+
         evidence = {}
         for cell in beside:
             look = readings.looks[cell.hex]
             evidence[cell.hex] = EmptyPositionEvidence(cell.hex, look.corners_px / scale,
-                                                       tuple(_in_original(r, scale) for r in look.pieces))
-        seen = [c for c in cells if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
-        visible = sector_visibility([readings.looks[c.hex].corners_px for c in seen], image_shape)
-        for n, cell in enumerate(seen):
-            look = readings.looks[cell.hex]
-            probs, readable = look.sectors
-            evidence[cell.hex] = TileEvidence(cell.hex, probs, visible[n] * readable, look.corners_px / scale,
-                                              float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces),
-                                              look.sector_features)
+                                                       tuple(_in_original(r, scale) for r in look.pieces),
+                                                       as_tile(cell) if look.sectors is not None else None)
+        for cell in cells:
+            if cell.hex in readings.looks and readings.looks[cell.hex].sectors is not None:
+                evidence[cell.hex] = as_tile(cell)
         for cell in cells:
             if cell.hex not in evidence:  # present but hidden: every sector unread
                 evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),

@@ -637,6 +637,45 @@ def test_a_stone_whose_base_lies_outside_the_position_is_not_read_there():
     assert not board.pieces
 
 
+# -- a tile the tile-top model missed, seen by the sector model -----------------------------------
+
+GAP = Hex(0, 1)  # touches A and Hex(-1, 1)
+MOUNTAINS, PLAINS = "MMMMMMMMMMMM", "PPPPPPPPPPPP"
+
+
+def gap(readable: float, terrain: str = MOUNTAINS, h: Hex = GAP) -> EmptyPositionEvidence:
+    """An empty position whose sectors the sector model read as ``terrain``, a tile top at ``readable``."""
+    as_tile = TileEvidence(h, sure(terrain), np.full(SECTORS, readable), CORNERS, 1.0, (reading(2, 5),))
+    return EmptyPositionEvidence(h, CORNERS, (reading(2, 5),), as_tile)
+
+
+def found_around(*extra):
+    """A and the tile beside both it and :data:`GAP`, found (plains), with ``extra`` positions."""
+    return {A: evidence(A, sure(PLAINS)), Hex(-1, 1): evidence(Hex(-1, 1), sure(PLAINS)), **dict(extra)}
+
+
+def test_a_position_the_sector_model_reads_as_a_tile_top_becomes_a_tile():
+    board = assemble(found_around((GAP, gap(0.95, PLAINS))))
+    assert board.tiles[GAP].terrain == PLAINS and board.tiles[GAP].extra["confidence"] > 0.99
+    assert [(p.hex, p.kind, p.player) for p in board.pieces] == [(GAP, "settler", "red")]  # its piece stands on it
+    assert GAP not in assemble(found_around((GAP, gap(0.85)))).tiles
+    assert GAP not in assemble(found_around((GAP, gap(0.95))), settings=DecodeSettings(min_missed_top=1.1)).tiles
+
+
+def test_a_position_touching_one_tile_never_becomes_a_tile():
+    """A tile joins the layout touching at least two tiles: a lone position beside one is table."""
+    lone = Hex(1, -1)  # touches A only
+    board = assemble({A: evidence(A, sure(MOUNTAINS)), lone: gap(0.999, h=lone)})
+    assert lone not in board.tiles
+
+
+def test_a_position_without_a_sector_reading_stays_empty():
+    board = assemble(found_around((GAP, EmptyPositionEvidence(GAP, CORNERS, (reading(3, 0),)))),
+                     settings=DecodeSettings(min_missed_top=0.0))
+    assert GAP not in board.tiles
+    assert [p.kind for p in board.pieces] == ["runestone"]  # read as what stands beside the tiles
+
+
 def test_an_unsure_stone_beside_the_tiles_is_not_reported():
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP")), C: beside(reading(3, 0))},
                      settings=DecodeSettings(min_stone_beside=0.98))

@@ -229,3 +229,24 @@ def test_a_rune_stone_beside_the_tiles_is_read(scanner):
     assert [(p.kind, p.sector, p.player) for p in beside] == [("runestone", None, None)]
     causes = piece_error_causes(scanned, truth)
     assert causes["off tile"] == 0 and causes["no tile there"] == 0
+
+
+def test_a_tile_the_lattice_missed_is_read_from_its_sectors(scanner, render):
+    """A tile the tile-top model misses in plain view is still seen by the sector model
+    (:func:`scanner.assemble.with_missed_tiles`)."""
+    from scanner.assemble import EmptyPositionEvidence
+
+    first = scanner.scan(render.image)
+    lattice = first.lattice
+    inner = [h for h, cell in sorted(lattice.cells.items()) if cell.visible >= 0.99 and h in first.board.tiles
+             and sum(n in lattice.cells for n in h.neighbours()) >= 3]
+    missed = inner[len(inner) // 2]
+    cells = [cell for h, cell in lattice.cells.items() if h != missed]
+    height, width = render.image.shape[:2]
+    beside = replace(lattice, cells={cell.hex: cell for cell in cells}).empty_positions((width, height))
+    evidence = scanner.evidence(render.image, cells, beside=beside)
+    assert isinstance(evidence[missed], EmptyPositionEvidence) and evidence[missed].as_tile is not None
+    board = scanner.decode(evidence, render.image.shape)
+    assert board.tiles[missed].terrain == first.board.tiles[missed].terrain
+    off = scanner.decode(evidence, render.image.shape, settings=replace(scanner.settings, min_missed_top=1.1))
+    assert missed not in off.tiles

@@ -221,6 +221,11 @@ class DecodeSettings:
         the sector model reads a tile top on it, averaged over its twelve sectors, at least this sure; above 1
         turns it off. 0.9 was chosen on 420 renders scanned before (0.85 read as many errors; every bare or
         hidden position there read under 0.82) and judged on 220 fresh ones (models/README.md).
+    max_table_top : nor where the table reads as tile tops: the median tile-top chance of the other empty positions
+        read beside the tiles (:func:`table_top`) is above this (a cloth the colour of sea or plain); above 1
+        turns it off. Around every missed tile of 640 renders scanned before it was at most 0.30, on the cloths
+        where tiles were invented 0.41 and 0.62; 0.3 was chosen there (fewest errors, 0.4 alike) and judged on 220
+        fresh renders (models/README.md).
     """
 
     mismatch: float = 0.02
@@ -247,6 +252,7 @@ class DecodeSettings:
     photo_look_within: float = 0.95
     photo_look_rounds: int = 3
     min_missed_top: float = 0.9
+    max_table_top: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -297,10 +303,18 @@ def with_missed_tiles(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidenc
     read at most 0.82 so (models/README.md, fifty-first session).
     """
     tiles = {h for h, e in evidence.items() if isinstance(e, TileEvidence)}
-    missed = {h: e.as_tile for h, e in evidence.items()
-              if isinstance(e, EmptyPositionEvidence) and e.as_tile is not None and may_be_missed_tile(h, tiles)
-              and float(np.mean(e.as_tile.sector_visible)) >= settings.min_missed_top}
+    top = {h: float(np.mean(e.as_tile.sector_visible)) for h, e in evidence.items()
+           if isinstance(e, EmptyPositionEvidence) and e.as_tile is not None and may_be_missed_tile(h, tiles)}
+    missed = {h: evidence[h].as_tile for h, chance in top.items()
+              if chance >= settings.min_missed_top and table_top(top, h) <= settings.max_table_top}
     return {**evidence, **missed}
+
+
+def table_top(top: Mapping[Hex, float], h: Hex) -> float:
+    """How much the table beside the tiles looks like a tile top: the median tile-top chance of the empty
+    positions read (``top``) other than ``h``; 0 where there is no other."""
+    others = [chance for k, chance in top.items() if k != h]
+    return float(np.median(others)) if others else 0.0
 
 
 def decode_sectors(evidence: Mapping[Hex, TileEvidence],

@@ -662,6 +662,15 @@ def test_a_position_the_sector_model_reads_as_a_tile_top_becomes_a_tile():
     assert GAP not in assemble(found_around((GAP, gap(0.95))), settings=DecodeSettings(min_missed_top=1.1)).tiles
 
 
+def test_no_position_becomes_a_tile_where_the_table_reads_as_tile_tops():
+    """A cloth the colour of sea reads as a tile top at many positions beside the board: none of them is a tile."""
+    cloth = {h: gap(readable, h=h) for h, readable in ((GAP, 0.95), (Hex(-1, 0), 0.6), (Hex(-2, 1), 0.7))}
+    around = {**found_around(), Hex(-2, 0): evidence(Hex(-2, 0), sure(PLAINS))}  # the other two touch two tiles too
+    assert not set(cloth) & set(assemble({**around, **cloth}).tiles)
+    bare = {**cloth, Hex(-1, 0): gap(0.01, h=Hex(-1, 0)), Hex(-2, 1): gap(0.1, h=Hex(-2, 1))}
+    assert set(assemble({**around, **bare}).tiles) & set(cloth) == {GAP}  # beside bare table it is a tile
+
+
 def test_a_position_touching_one_tile_never_becomes_a_tile():
     """A tile joins the layout touching at least two tiles: a lone position beside one is table."""
     lone = Hex(1, -1)  # touches A only

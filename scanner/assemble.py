@@ -299,8 +299,10 @@ def with_missed_tiles(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidenc
     The tile-top model misses a few tiles in plain view, mostly of one terrain all over (a flat mountain print
     can look like a wooden table); the sector model, which also answers "no tile top here", still sees their
     tops. A position becomes a tile where its twelve sectors show a tile top at least ``settings.min_missed_top``
-    sure on average and it touches at least two tiles found; on renders the bare table and tiles under a hand
-    read at most 0.82 so (models/README.md, fifty-first session).
+    sure on average and it touches at least two tiles found (on 420 renders the bare table and tiles under a hand
+    read at most 0.82 so), unless the table itself reads as tile tops: a cloth the colour of sea or plain makes
+    the other positions read show a tile top too (:func:`table_top` above ``settings.max_table_top``;
+    models/README.md, fifty-first session).
     """
     tiles = {h for h, e in evidence.items() if isinstance(e, TileEvidence)}
     top = {h: float(np.mean(e.as_tile.sector_visible)) for h, e in evidence.items()

@@ -8,8 +8,8 @@ skin-coloured ellipse two tile radii across) over the board's middle tile, and o
 after the hand has gone. Every frame is scanned afresh and following the previous
 frame's scan (``Scanner.scan(frame, previous=...)``), and following only the previous
 lattice (its readings dropped). Prints the median seconds of each, the followed frame's
-ratio to the fresh one, the share of tiles whose sector readings and of positions whose piece
-readings were reused, and the mean errors against the render's truth
+ratio to the fresh one, the share of positions whose sector readings (tiles, and the gaps where a
+missed tile may lie) and of positions whose piece readings were reused, and the mean errors against the render's truth
 (:func:`fjords.compare.compare`) of the frames scanned afresh, followed, and followed
 with the previous lattice alone (every tile read again), so that what reusing
 readings costs in accuracy is seen apart from what following the lattice does.
@@ -75,8 +75,8 @@ def main() -> None:
             previous = scanner.scan(frame, previous=previous)
             followed_s[kind].append(time.perf_counter() - start)
             looks = previous.readings.looks
-            tiles_read = sum(look.sectors is not None for look in looks.values())
-            reused.append((previous.readings.reused["sectors"], tiles_read,
+            sectors_read = sum(look.sectors is not None for look in looks.values())  # tiles and gaps
+            reused.append((previous.readings.reused["sectors"], sectors_read,
                            previous.readings.reused["pieces"], len(looks)))
             errors.append([compare(board, truth).errors for board in (fresh.board, previous.board, read_again.board)])
     for kind in ("still", "hand"):
@@ -85,7 +85,7 @@ def main() -> None:
               f"only {statistics.median(read_again_s[kind]):.3f} s, following {followed_median:.3f} s (ratio to "
               f"afresh {followed_median / fresh_median:.2f})")
     sums = np.sum(reused, axis=0)
-    print(f"reused: sectors of {sums[0]} of {sums[1]} tiles ({sums[0] / sums[1]:.1%}), pieces of {sums[2]} of "
+    print(f"reused: sectors of {sums[0]} of {sums[1]} positions read ({sums[0] / sums[1]:.1%}), pieces of {sums[2]} of "
           f"{sums[3]} positions ({sums[2] / sums[3]:.1%})")
     fresh_errors, followed_errors, read_again_errors = np.mean(errors, axis=0)
     print(f"mean errors per board against the truth: afresh {fresh_errors:.2f}, following {followed_errors:.2f}, "

@@ -61,7 +61,9 @@ class PositionLook:
     ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches`
     (after a calibration's terrain look) for a tile, and ``sector_features`` its sectors' colour
     statistics in this frame (:func:`scanner.calibration.sector_features`, measured every frame);
-    an empty position beside the tiles has no sector patch and no sectors, only its pieces are read.
+    an empty position beside the tiles has them too where a tile the tile-top model missed may lie
+    there (:func:`scanner.assemble.with_missed_tiles`), else no sector patch and no sectors, only its
+    pieces are read.
     """
 
     corners_px: np.ndarray                       # (6, 2) in the scanned image's pixels
@@ -77,8 +79,8 @@ class FrameReadings:
     """What one frame's classifiers read, per lattice position, for the next frame to reuse.
 
     ``source`` names the models and calibration that read it: readings are reused only by a
-    scanner with the same. ``reused`` counts the tiles whose sectors, and the positions whose
-    pieces, were taken from the frame before.
+    scanner with the same. ``reused`` counts the positions whose sectors (tiles, and the empty
+    positions where a missed tile may lie), and those whose pieces, were taken from the frame before.
     """
 
     source: tuple

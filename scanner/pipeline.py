@@ -317,21 +317,25 @@ class Scanner:
                     beside: list = (), scale: float = 1.0) -> dict:
         """The :class:`TileEvidence` (and :class:`EmptyPositionEvidence`) of what :meth:`classify` read,
         geometry in original pixels."""
+        read = [c for c in [*cells, *beside] if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
+        visible = dict(zip((c.hex for c in read),
+                           sector_visibility([readings.looks[c.hex].corners_px for c in read], image_shape)))
+
         def as_tile(cell) -> TileEvidence:
             look = readings.looks[cell.hex]
             probs, readable = look.sectors
-            visible = sector_visibility([look.corners_px], image_shape)[0]
-            return TileEvidence(cell.hex, probs, visible * readable, look.corners_px / scale, float(cell.visible),
-                                tuple(_in_original(r, scale) for r in look.pieces), look.sector_features)
+            return TileEvidence(cell.hex, probs, visible[cell.hex] * readable, look.corners_px / scale,
+                                float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces),
+                                look.sector_features)
 
         evidence = {}
         for cell in beside:
             look = readings.looks[cell.hex]
             evidence[cell.hex] = EmptyPositionEvidence(cell.hex, look.corners_px / scale,
                                                        tuple(_in_original(r, scale) for r in look.pieces),
-                                                       as_tile(cell) if look.sectors is not None else None)
+                                                       as_tile(cell) if cell.hex in visible else None)
         for cell in cells:
-            if cell.hex in readings.looks and readings.looks[cell.hex].sectors is not None:
+            if cell.hex in visible:
                 evidence[cell.hex] = as_tile(cell)
         for cell in cells:
             if cell.hex not in evidence:  # present but hidden: every sector unread

@@ -86,9 +86,8 @@ throw away what the rules say:
 
 Before the rules, one photo's own look: where the sector network reads part of a
 board sure, that part shows what sea, mountain and plain look like in this printing
-under this light. A Gaussian per terrain over the colour of those sectors (the
-terrain look a calibration learns from a corrected board, here learnt from the
-photo's own sure reading) weighs, weakly, the probabilities of every sector whose
+under this light. A Gaussian per terrain over the colour of those sectors (learnt
+from the photo's own sure reading) weighs, weakly, the probabilities of every sector whose
 colour it recognises (``photo_look``; :func:`with_photo_look`): a sector read unsure,
 or read as a terrain that looks otherwise here, leans to the terrain it looks like.
 The pieces are still weighed by how sure the network alone reads their tile.

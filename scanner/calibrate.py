@@ -20,8 +20,8 @@ import numpy as np
 
 from fjords.board import Board, Piece
 from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, segment_of
-from scanner.calibration import NETWORK_NAMING, PALETTE_NAMING, Calibration, CalibrationError, fit_terrain_look, \
-    free_calibration_path, save_calibration, sector_features
+from scanner.calibration import NETWORK_NAMING, PALETTE_NAMING, Calibration, CalibrationError, free_calibration_path, \
+    save_calibration
 from scanner.lattice_model import MIN_LENS_TILES, fit_model, hex_centres
 from scanner.patches import Pyramid, hex_patches
 from scanner.pieces import COLOUR_SPREAD, PieceReading, palette_probs, rgb_to_lab
@@ -64,7 +64,7 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
     Raises
     ------
     CalibrationError
-        When the board does not match the photo or the photo shows no board.
+        When the board does not match the photo, the photo shows no board, or no player's piece is on it.
     """
     placed = place_board(scanner, image_bgr, board, scale)
     corners = [t.corners_px for t in placed]
@@ -91,20 +91,21 @@ def calibrate(scanner, image_bgr: np.ndarray, board: Board, name: str, *, scale:
     if agreement < MIN_AGREEMENT:
         raise CalibrationError(f"the board does not match the photo: only {agreement:.0%} of the sectors read look "
                                f"as the board says (at least {MIN_AGREEMENT:.0%} expected)")
-    look, accuracy = fit_terrain_look(sector_features(patches), labels, usable, probs)
     readings = player_readings(scanner, pyramid, board, placed)
+    if not readings:
+        raise CalibrationError("the board has no player's piece in the photo: a calibration learns the players' "
+                               "colours, so calibrate from a photo with the players' pieces on the board")
     colours, measured = piece_colours(readings)
     naming, named_right = colour_naming(readings, colours)
     report = {"photo": photo, "tiles": len(placed), "sectors_used": int(usable.sum()),
-              "sector_accuracy_network": round(accuracy["network"], 4),
-              "sector_accuracy_calibrated": round(accuracy["calibrated"], 4),
+              "sector_agreement": round(agreement, 4),
               "pieces_per_player": {p: sum(q.player == p for q in board.pieces) for p in colours},
               "pieces_measured": measured,
               "colours_alike": [list(pair) for pair in alike_colours(colours)],
               "pieces_named_right": named_right,
               "lens_k1": lens_distortion(placed, image_bgr.shape),
               "models": scanner.model_versions}
-    return Calibration(name, colours, look, report, naming)
+    return Calibration(name, colours, report, naming)
 
 
 def place_board(scanner, image_bgr: np.ndarray, board: Board, scale: float) -> list[PlacedTile]:
@@ -258,11 +259,11 @@ def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> f
 
 DESCRIPTION = """Calibrate the scanner to your own copy of Fjords from one photo and its correct board.
 
-Learns your pieces' colours (named after the board's players) and the look of
-sea, mountain and plain in your printing under your light, and saves them as
+Learns your pieces' colours (named after the board's players) and saves them as
 NAME in your configuration folder. Then scan with
 fjords scan PHOTO --calibration NAME. (Your camera's lens is measured and
-shown, not kept: every scan measures its own photo's lens.)"""
+shown, not kept: every scan measures its own photo's lens and the look of its
+printing under its light.)"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -297,8 +298,7 @@ def run(args: argparse.Namespace) -> int:
                         else f"{n} {tuple(rgb)} (no piece seen, measured on the tiles: check it)"
                         for n, rgb in calibration.colours.items()) or "none (no pieces)"
     print(f"saved calibration {args.name} to {saved}\n"
-          f"  sectors read right on this photo: {report['sector_accuracy_network']:.1%} by the network, "
-          f"{report['sector_accuracy_calibrated']:.1%} calibrated (tiles left out in turn)\n"
+          f"  sectors the network reads as the board says on this photo: {report['sector_agreement']:.1%}\n"
           f"  player colours: {colours}\n"
           f"  {naming_text(calibration)}\n"
           f"  lens k1 of this photo: {'not measured (too few tiles)' if lens is None else f'{lens:.4f}'} "

@@ -2,25 +2,22 @@
 
 ``fjords calibrate PHOTO --board BOARD.json --name NAME`` learns, from one photo
 and its correct board, what the generic models cannot know about a player's
-own copy:
+own copy: the players' **colours**, player name → RGB of that player's pieces,
+measured the way a scan measures them (:func:`scanner.pieces.piece_rgb`), so
+pieces of any paint (white, green, orange …) are named after the players. The
+palette names pieces only where it names the calibration photo's pieces better
+than the piece network does, or the network names none of them right
+(``colour_naming``; :func:`scanner.calibrate.colour_naming`).
 
-* **colours** — player name → RGB of that player's pieces, measured the way a
-  scan measures them (:func:`scanner.pieces.piece_rgb`), so pieces of any paint
-  (white, green, orange …) are named after the players. The palette names
-  pieces only where it names the calibration photo's pieces better than the
-  piece network does, or the network names none of them right
-  (``colour_naming``; :func:`scanner.calibrate.colour_naming`);
-* **terrain** — the colour of sea, mountain and plain in this printing under
-  this light: a Gaussian per terrain over a few colour statistics of each
-  sector (:func:`sector_features`), whose log-likelihood is added, weighted, to
-  the sector network's log-probabilities. The weight is chosen on the
-  calibration photo by leave-one-tile-out log-loss among a few small values
-  that include 0 (the network alone), and only when clearly better than 0.
-
-The lens (barrel distortion ``k1`` through the board's tile centres) is
-measured and reported, not kept for later scans: every scan fits its own
-photo's lens, and one from another photo (another phone, another zoom)
-misplaced tiles where it stood in (docs/calibration.md).
+The terrain look (the colour of sea, mountain and plain in this printing) is
+not kept since the fifty-second session: every scan fits its own photo's look
+from the sectors it reads sure (:func:`photo_terrain_look`, used by
+:func:`scanner.assemble.with_photo_look`), under that photo's light, and the
+look of the calibration photo made the copy's other photos read worse more
+often than better (docs/calibration.md). Likewise the lens (barrel distortion
+``k1`` through the board's tile centres) is measured and reported, not kept:
+every scan fits its own photo's lens. Older files' ``terrain`` and ``lens`` are
+read and not used.
 
 A calibration is a small JSON file (``fjords-calibration/1``) in the user's
 configuration folder (:func:`config_dir`); ``calibration/`` in the repository
@@ -42,7 +39,6 @@ from typing import Any, Mapping
 
 import cv2
 import numpy as np
-from scipy.special import logsumexp
 
 from fjords.errors import FjordsError
 from fjords.geometry import SECTORS, TERRAINS
@@ -55,10 +51,6 @@ NETWORK_NAMING = "network"
 """A calibration's pieces are named by the piece network, as without a calibration."""
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "calibration"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-#: Weights tried for the terrain look's log-likelihood (0: the network alone). Larger ones fitted the
-#: calibration photo's light and read the table's next photos worse: 0.3 and 1 (seventh session), and 0.1
-#: on copies of training styles, where 0.03 read them better (nineteenth session, docs/calibration.md).
-TERRAIN_WEIGHTS = (0.0, 0.03)
 #: Ridge added to each terrain's covariance (feature units²), so a few sectors give a usable Gaussian.
 COVARIANCE_RIDGE = 4.0
 #: A terrain's log-likelihood is kept within this of the best, so one odd sector cannot swamp the network.
@@ -112,54 +104,6 @@ def find_calibration(name_or_path: str | Path) -> Path:
 
 
 @dataclass(frozen=True)
-class TerrainLook:
-    """A Gaussian per terrain (order :data:`TERRAINS`) over :func:`sector_features`, and its weight."""
-
-    means: np.ndarray        # (3, F)
-    covariances: np.ndarray  # (3, F, F)
-    weight: float
-
-    def mahalanobis(self, features: np.ndarray) -> np.ndarray:
-        """``(..., 3)`` squared Mahalanobis distance of features ``(..., F)`` from each terrain."""
-        out = np.empty(features.shape[:-1] + (len(TERRAINS),))
-        for t in range(len(TERRAINS)):
-            d = features - self.means[t]
-            out[..., t] = np.einsum("...i,ij,...j->...", d, np.linalg.inv(self.covariances[t]), d)
-        return out
-
-    def log_likelihood(self, features: np.ndarray) -> np.ndarray:
-        """``(..., 3)`` log-density of each terrain for features ``(..., F)``, clipped to a span below the best."""
-        logdet = np.array([np.linalg.slogdet(c)[1] for c in self.covariances])
-        out = -0.5 * (self.mahalanobis(features) + logdet)
-        return np.maximum(out, out.max(axis=-1, keepdims=True) - LOG_LIKELIHOOD_SPAN)
-
-    def adjust(self, probs: np.ndarray, features: np.ndarray) -> np.ndarray:
-        """The network's terrain probabilities ``(..., 3)`` combined with this look."""
-        if self.weight == 0.0:
-            return probs
-        logits = np.log(np.maximum(probs, 1e-9)) + self.weight * self.log_likelihood(features)
-        logits -= logits.max(axis=-1, keepdims=True)
-        e = np.exp(logits)
-        return e / e.sum(axis=-1, keepdims=True)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"weight": self.weight, "features": list(FEATURE_NAMES),
-                "terrains": {t: {"mean": np.round(self.means[i], 3).tolist(),
-                                 "covariance": np.round(self.covariances[i], 3).tolist()}
-                             for i, t in enumerate(TERRAINS)}}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "TerrainLook":
-        terrains = doc["terrains"]
-        means = np.array([terrains[t]["mean"] for t in TERRAINS], dtype=np.float64)
-        covariances = np.array([terrains[t]["covariance"] for t in TERRAINS], dtype=np.float64)
-        f = len(FEATURE_NAMES)
-        if means.shape != (3, f) or covariances.shape != (3, f, f) or not np.all(np.isfinite(covariances)):
-            raise ValueError("terrain look has the wrong shape")
-        return cls(means, covariances, float(doc["weight"]))
-
-
-@dataclass(frozen=True)
 class Calibration:
     """What one table looks like.
 
@@ -167,7 +111,6 @@ class Calibration:
     ----------
     name : the calibration's name.
     colours : player name → RGB of that player's pieces (as a scan measures them).
-    terrain : the printing's terrain look, or None.
     report : how it was made and what it changed on its own photo (for people; not read back).
     colour_naming : :data:`PALETTE_NAMING` (pieces are named after the nearest player of ``colours``) or
         :data:`NETWORK_NAMING` (the piece network names them, as without a calibration).
@@ -175,7 +118,6 @@ class Calibration:
 
     name: str
     colours: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
-    terrain: TerrainLook | None = None
     report: Mapping[str, Any] = field(default_factory=dict)
     colour_naming: str = PALETTE_NAMING
 
@@ -188,8 +130,6 @@ class Calibration:
         doc: dict[str, Any] = {"format": FORMAT, "name": self.name,
                                "colours": {n: list(rgb) for n, rgb in self.colours.items()},
                                "colour_naming": self.colour_naming}
-        if self.terrain is not None:
-            doc["terrain"] = self.terrain.to_json()
         if self.report:
             doc["report"] = dict(self.report)
         return doc
@@ -201,15 +141,14 @@ class Calibration:
             colours = {str(n).lower(): tuple(int(v) for v in rgb) for n, rgb in dict(doc.get("colours", {})).items()}
             if any(len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb) for rgb in colours.values()):
                 raise ValueError("colours must be [r, g, b] in 0..255")
-            terrain = TerrainLook.from_json(doc["terrain"]) if doc.get("terrain") else None
             naming = doc.get("colour_naming", PALETTE_NAMING)  # older files have no choice: the palette
             if naming not in (PALETTE_NAMING, NETWORK_NAMING):
                 raise ValueError(f"colour_naming must be {PALETTE_NAMING!r} or {NETWORK_NAMING!r}")
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise CalibrationError(f"calibration {name or doc.get('name', '')} is not valid: {exc}") from None
-        if not colours and terrain is None:  # a lens alone (older files kept one) is no longer used
-            raise CalibrationError(f"calibration {name} holds nothing: no colours or terrain look")
-        return cls(str(doc.get("name", name)), colours, terrain, dict(doc.get("report", {})), naming)
+        if not colours:  # a terrain look or a lens alone (older files kept them) is no longer used
+            raise CalibrationError(f"calibration {name} holds nothing: no player colours")
+        return cls(str(doc.get("name", name)), colours, dict(doc.get("report", {})), naming)
 
 
 def load_calibration(calibration: "str | Path | Mapping[str, Any] | Calibration | None") -> Calibration | None:
@@ -259,7 +198,39 @@ def save_calibration(calibration: Calibration, force: bool = False) -> Path:
     return path
 
 
-# -- the terrain look ------------------------------------------------------------------------
+# -- a photo's own terrain look (scanner.assemble.with_photo_look) ---------------------------
+
+@dataclass(frozen=True)
+class TerrainLook:
+    """A Gaussian per terrain (order :data:`TERRAINS`) over :func:`sector_features`, and its weight."""
+
+    means: np.ndarray        # (3, F)
+    covariances: np.ndarray  # (3, F, F)
+    weight: float
+
+    def mahalanobis(self, features: np.ndarray) -> np.ndarray:
+        """``(..., 3)`` squared Mahalanobis distance of features ``(..., F)`` from each terrain."""
+        out = np.empty(features.shape[:-1] + (len(TERRAINS),))
+        for t in range(len(TERRAINS)):
+            d = features - self.means[t]
+            out[..., t] = np.einsum("...i,ij,...j->...", d, np.linalg.inv(self.covariances[t]), d)
+        return out
+
+    def log_likelihood(self, features: np.ndarray) -> np.ndarray:
+        """``(..., 3)`` log-density of each terrain for features ``(..., F)``, clipped to a span below the best."""
+        logdet = np.array([np.linalg.slogdet(c)[1] for c in self.covariances])
+        out = -0.5 * (self.mahalanobis(features) + logdet)
+        return np.maximum(out, out.max(axis=-1, keepdims=True) - LOG_LIKELIHOOD_SPAN)
+
+    def adjust(self, probs: np.ndarray, features: np.ndarray) -> np.ndarray:
+        """The network's terrain probabilities ``(..., 3)`` combined with this look."""
+        if self.weight == 0.0:
+            return probs
+        logits = np.log(np.maximum(probs, 1e-9)) + self.weight * self.log_likelihood(features)
+        logits -= logits.max(axis=-1, keepdims=True)
+        e = np.exp(logits)
+        return e / e.sum(axis=-1, keepdims=True)
+
 
 FEATURE_NAMES = ("L - photo median", "a - photo median", "b - photo median", "sd L", "sd a", "sd b")
 
@@ -336,55 +307,6 @@ def _tile_statistics(features: np.ndarray, labels: np.ndarray, usable: np.ndarra
     x = features[usable]
     pooled = (x.mean(axis=0), np.cov(x.T) if len(x) > 1 else np.eye(features.shape[-1]))
     return sums, outer, onehot.sum(axis=1), pooled
-
-
-def _clearly_better(base: np.ndarray, other: np.ndarray) -> bool:
-    """Whether per-tile losses ``other`` beat ``base`` by more than two standard errors (tiles paired)."""
-    gain = base - other
-    if len(gain) < 2:
-        return False
-    return bool(gain.mean() > 2.0 * gain.std(ddof=1) / np.sqrt(len(gain)))
-
-
-def fit_terrain_look(features: np.ndarray, labels: np.ndarray, usable: np.ndarray,
-                     probs: np.ndarray) -> tuple[TerrainLook, dict[str, float]]:
-    """The terrain look of one photo and its weight, chosen by leave-one-tile-out log-loss.
-
-    Log-loss, not accuracy: a weight that wins a few sectors of this photo by making every
-    posterior over-sure turns the next photo's doubtful sectors into confident wrong letters.
-    A weight is taken only when its left-out tiles' log-loss beats the network alone's by more
-    than two standard errors (tiles paired), so a look that tells nothing is left out.
-
-    Parameters
-    ----------
-    features : (n, 12, F) from :func:`sector_features`.
-    labels : (n, 12) terrain indices (into :data:`TERRAINS`) from the correct board.
-    usable : (n, 12) bool — sectors seen whole, not under a piece.
-    probs : (n, 12, 3) the network's terrain probabilities.
-
-    Returns
-    -------
-    look, and the accuracy of the network alone and with the chosen weight (left-out tiles).
-    """
-    n = len(features)
-    tile_sums, tile_outer, tile_counts, pooled = _tile_statistics(features, labels, usable)
-    left_out = np.zeros((n, SECTORS, len(TERRAINS)))
-    for k in range(n):
-        means, covariances = _gaussians(tile_sums.sum(0) - tile_sums[k], tile_outer.sum(0) - tile_outer[k],
-                                        tile_counts.sum(0) - tile_counts[k], pooled)
-        left_out[k] = TerrainLook(means, covariances, 1.0).log_likelihood(features[k])
-    accuracy, tile_loss = {}, {}
-    seen = usable.any(axis=1)
-    for weight in TERRAIN_WEIGHTS:
-        logits = np.log(np.maximum(probs, 1e-9)) + weight * left_out
-        log_probs = logits - logsumexp(logits, axis=-1, keepdims=True)
-        right = np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]
-        accuracy[weight] = float((logits.argmax(-1) == labels)[usable].mean()) if usable.any() else 0.0
-        tile_loss[weight] = -(right * usable).sum(axis=1)[seen] / usable.sum(axis=1)[seen]
-    taken = [w for w in TERRAIN_WEIGHTS if w == 0.0 or _clearly_better(tile_loss[0.0], tile_loss[w])]
-    best = min(taken, key=lambda w: (float(tile_loss[w].mean()), w))
-    means, covariances = _gaussians(tile_sums.sum(0), tile_outer.sum(0), tile_counts.sum(0), pooled)
-    return TerrainLook(means, covariances, best), {"network": accuracy[0.0], "calibrated": accuracy[best]}
 
 
 def photo_terrain_look(features: np.ndarray, labels: np.ndarray, sure: np.ndarray,

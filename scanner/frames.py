@@ -59,8 +59,8 @@ class PositionLook:
     """How one lattice position looked when it was read, and what was read there.
 
     ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches`
-    (after a calibration's terrain look) for a tile, and ``sector_features`` its sectors' colour
-    statistics in this frame (:func:`scanner.calibration.sector_features`, measured every frame);
+    for a tile, and ``sector_features`` its sectors' colour statistics in this frame
+    (:func:`scanner.calibration.sector_features`, measured every frame);
     an empty position beside the tiles has them too where a tile the tile-top model missed may lie
     there (:func:`scanner.assemble.with_missed_tiles`), else no sector patch and no sectors, only its
     pieces are read.

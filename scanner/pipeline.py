@@ -94,7 +94,7 @@ class Scanner:
     models_dir : folder with the ONNX models (default: the project's ``models/``).
     calibration : a :class:`scanner.calibration.Calibration` of the table, or its name, file or
         document (see :func:`scanner.calibration.load_calibration`); without one, colours are
-        named among the eleven standard names and the generic models read the terrain.
+        named among the eleven standard names.
     settings : the decoder's constants.
     piece_calibration : use the models' piece confidence calibration (``piece_confidence.json``,
         when fitted for these models); False reports the models' plain probabilities.
@@ -294,8 +294,6 @@ class Scanner:
             # Every tile's, each frame: the photo's own terrain look (scanner.assemble.with_photo_look) is
             # measured relative to the whole photo.
             features = sector_features(patches)
-            if self.calibration and self.calibration.terrain and fresh:
-                probs = self.calibration.terrain.adjust(probs, features[fresh])
             sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors, zip(probs, readable))
         with timed(timings, "pieces"):
             crops = piece_crops(pyramid, corners)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fjords_cli.main import main
-from scanner.calibration import (NETWORK_NAMING, PALETTE_NAMING, TERRAIN_WEIGHTS, Calibration, CalibrationError,
-                                 TerrainLook, calibration_path, fit_terrain_look, load_calibration, photo_terrain_look,
-                                 save_calibration, sector_features, sector_masks)
+from scanner.calibration import (NETWORK_NAMING, PALETTE_NAMING, Calibration, CalibrationError, TerrainLook,
+                                 calibration_path, load_calibration, photo_terrain_look, save_calibration,
+                                 sector_features, sector_masks)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
 
@@ -94,48 +94,10 @@ def _synthetic(rng, tiles=20, noise=2.0):
     return features, labels, np.ones((tiles, 12), bool)
 
 
-def test_fit_chooses_the_look_when_the_network_is_unsure():
-    features, labels, usable = _synthetic(np.random.default_rng(0))
-    probs = np.full(labels.shape + (3,), 1 / 3) + np.random.default_rng(1).normal(0, 0.01, labels.shape + (3,))
-    look, accuracy = fit_terrain_look(features, labels, usable, probs)
-    assert look.weight > 0
-    assert accuracy["calibrated"] > 0.99 and accuracy["network"] < 0.5
-    assert np.allclose(look.means, _look().means, atol=1.0)
-
-
-def test_a_look_that_tells_nothing_changes_no_reading():
-    rng = np.random.default_rng(2)
-    labels = rng.integers(0, 3, size=(20, 12))
-    features = rng.normal(0, 10, size=(20, 12, 6))  # the same colours whatever the terrain
-    probs = np.eye(3)[labels] * 0.9 + 0.05
-    look, accuracy = fit_terrain_look(features, labels, usable=np.ones((20, 12), bool), probs=probs)
-    assert accuracy["calibrated"] == accuracy["network"] == 1.0
-    fresh = rng.normal(0, 10, size=(50, 6))
-    fresh_probs = np.full((50, 3), 0.2) + 0.4 * np.eye(3)[rng.integers(0, 3, 50)]
-    adjusted = look.adjust(fresh_probs, fresh)
-    assert np.array_equal(adjusted.argmax(1), fresh_probs.argmax(1)) and np.abs(adjusted - fresh_probs).max() < 0.1
-
-
-def test_a_look_no_better_on_left_out_tiles_is_not_taken():
-    features, labels, usable = _synthetic(np.random.default_rng(4), tiles=3, noise=40.0)
-    probs = np.eye(3)[labels] * 0.9 + 0.05
-    look, _ = fit_terrain_look(features, labels, usable, probs)
-    assert look.weight == 0.0
-
-
-def test_fit_never_takes_a_weight_that_overrules_the_network():
-    """Weights above 0.03 fitted one photo's light and read the next photos worse (docs/calibration.md)."""
-    features, labels, usable = _synthetic(np.random.default_rng(3))
-    probs = np.full(labels.shape + (3,), 1 / 3)
-    look, _ = fit_terrain_look(features, labels, usable, probs)
-    assert look.weight == max(TERRAIN_WEIGHTS) == 0.03
-
-
 def test_calibration_round_trips_through_json():
-    calibration = Calibration("home", {"anna": (250, 250, 245), "ben": (30, 140, 40)}, _look())
+    calibration = Calibration("home", {"anna": (250, 250, 245), "ben": (30, 140, 40)})
     back = Calibration.from_json(json.loads(json.dumps(calibration.to_json())))
     assert back.name == "home" and back.colours == calibration.colours
-    assert np.allclose(back.terrain.means, calibration.terrain.means) and back.terrain.weight == 0.5
     assert back.colour_naming == PALETTE_NAMING and back.palette == calibration.colours
 
 
@@ -149,12 +111,15 @@ def test_a_calibration_naming_by_the_network_keeps_its_colours_but_names_no_piec
         Calibration.from_json({"colours": {"red": [200, 40, 40]}, "colour_naming": "nearest"})
 
 
-def test_an_older_calibrations_lens_is_read_and_not_kept():
-    # Scans measure their own photo's lens; one measured on the calibration photo is only reported.
-    older = Calibration.from_json({"colours": {"red": [1, 2, 3]}, "lens": {"k1": -0.2}})
-    assert older.colours == {"red": (1, 2, 3)} and "lens" not in older.to_json()
-    with pytest.raises(CalibrationError, match="holds nothing"):
-        Calibration.from_json({"lens": {"k1": -0.2}})
+def test_an_older_calibrations_lens_and_terrain_look_are_read_and_not_kept():
+    # Scans measure their own photo's lens and fit their own photo's terrain look; those of the calibration
+    # photo are no longer used.
+    look = {"weight": 0.03, "terrains": {t: {"mean": [0.0] * 6, "covariance": np.eye(6).tolist()} for t in "SMP"}}
+    older = Calibration.from_json({"colours": {"red": [1, 2, 3]}, "lens": {"k1": -0.2}, "terrain": look})
+    assert older.colours == {"red": (1, 2, 3)} and not {"lens", "terrain"} & set(older.to_json())
+    for nothing in ({"lens": {"k1": -0.2}}, {"terrain": look}):
+        with pytest.raises(CalibrationError, match="holds nothing"):
+            Calibration.from_json(nothing)
 
 
 def test_a_scan_whose_calibration_names_by_the_network_reads_pieces_as_without_one():
@@ -171,7 +136,7 @@ def test_a_scan_whose_calibration_names_by_the_network_reads_pieces_as_without_o
 
 def test_a_colour_mapping_is_still_a_calibration():
     calibration = load_calibration({"Anna": [250, 250, 245]})
-    assert calibration.colours == {"anna": (250, 250, 245)} and calibration.terrain is None
+    assert calibration.colours == {"anna": (250, 250, 245)} and calibration.colour_naming == PALETTE_NAMING
 
 
 @pytest.mark.parametrize("doc", [{"colours": {"a": [1, 2]}}, {"colours": {"a": [1, 2, 300]}}, {},
@@ -216,9 +181,8 @@ def test_calibrate_then_scan_with_it(config_dir, capsys):
     truth = json.loads(board.read_text())
     assert saved["format"] == "fjords-calibration/1"
     assert set(saved["colours"]) == {p["player"] for p in truth["pieces"] if p.get("player")}
-    # The look's weight is chosen by left-out log-loss, not accuracy (fit_terrain_look): a sector of the
-    # left-out tiles may go either way, no more.
-    assert saved["report"]["sector_accuracy_calibrated"] >= saved["report"]["sector_accuracy_network"] - 0.01
+    # The board agrees with what the network reads; no terrain look is kept (every scan fits its photo's own).
+    assert saved["report"]["sector_agreement"] >= 0.9 and "terrain" not in saved
     assert main(["scan", str(photo), "--calibration", "home", "--json"]) == 0
     scanned = json.loads(capsys.readouterr().out)
     assert {p["player"] for p in scanned["pieces"] if p.get("player")} <= set(saved["colours"])
@@ -251,6 +215,17 @@ def test_a_board_of_another_photo_is_refused(config_dir, capsys):
     assert not (config_dir / "calibrations" / "home.json").exists()
 
 
+def test_a_board_without_a_players_piece_is_refused(config_dir, tmp_path, capsys):
+    """A calibration learns the players' colours: a board with none of their pieces has nothing to teach."""
+    board = json.loads((SAMPLES / "table-classic.json").read_text())
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({**board, "pieces": []}))
+    assert main(["calibrate", str(SAMPLES / "table-classic.jpg"), "--board", str(bare), "--name", "home"]) == 2
+    err = capsys.readouterr().err
+    assert "no player's piece" in err and len(err.strip().splitlines()) == 1
+    assert not (config_dir / "calibrations" / "home.json").exists()
+
+
 def test_a_photo_without_a_board_is_refused(config_dir, tmp_path, capsys):
     table = tmp_path / "table.jpg"
     rng = np.random.default_rng(0)
@@ -268,7 +243,7 @@ def test_bad_board_file_is_one_line(tmp_path, capsys):
 
 
 def test_saved_text_is_json_with_number_lists_on_one_line(config_dir):
-    calibration = Calibration("home", {"anna": (1, 2, 3)}, _look())
+    calibration = Calibration("home", {"anna": (1, 2, 3)}, {"tiles": 3, "pieces_measured": {"anna": 2}})
     text = save_calibration(calibration).read_text()
     assert json.loads(text) == json.loads(json.dumps(calibration.to_json()))
     assert '"anna": [1, 2, 3]' in text

@@ -296,7 +296,7 @@ def run(args: argparse.Namespace) -> int:
     measured = report.get("pieces_measured", {})
     colours = ", ".join(f"{n} {tuple(rgb)} ({measured[n]} pieces seen)" if measured.get(n)
                         else f"{n} {tuple(rgb)} (no piece seen, measured on the tiles: check it)"
-                        for n, rgb in calibration.colours.items()) or "none (no pieces)"
+                        for n, rgb in calibration.colours.items())
     print(f"saved calibration {args.name} to {saved}\n"
           f"  sectors the network reads as the board says on this photo: {report['sector_agreement']:.1%}\n"
           f"  player colours: {colours}\n"

@@ -6,7 +6,8 @@ A, B, C… (the legend names their colour and score), kinds by shape (square
 house, circle settler, triangle rune stone); a piece too doubtful to count is a
 hollow circle with a ``?``, and one the connection rule counted is outlined in the
 colour of ``?``; territory is tinted and hatched with the owning
-player's letter.
+player's letter. The legend stands in the corner of the photo that hides the
+least of the board.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         cv2.circle(out, (int(x), int(y)), size, (0, 0, 0), 4, cv2.LINE_AA)
         cv2.circle(out, (int(x), int(y)), size, TERRAIN_BGR["?"], 2, cv2.LINE_AA)
         _text(out, "?", (x, y), size / 12.0, (255, 255, 255), 2)
-    _legend(out, board, letters, analysis.get("score") or {})
+    _legend(out, board, letters, analysis.get("score") or {}, scale)
     return out
 
 
@@ -166,14 +167,36 @@ def _hatch(image: np.ndarray, corners: np.ndarray) -> None:
     image[y0:y1, x0:x1][(mask > 0) & lines] = (255, 255, 255)
 
 
-def _legend(image: np.ndarray, board: Board, letters: Mapping[str, str], score: Mapping[str, int]) -> None:
+def _legend(image: np.ndarray, board: Board, letters: Mapping[str, str], score: Mapping[str, int],
+            scale: float) -> None:
+    """The players' letters and scores and what the marks mean, in the corner hiding the least of the board."""
     lines = [f"{letters[p]} = {p}: {score.get(p, 0)} pt" for p in letters]
     lines.append("S sea  M mountain  P plain  ? unread  s m p: hidden, told by the edge beside it")
     lines.append("square house  circle settler  triangle rune  hatched: contested")
-    scale = max(0.5, image.shape[1] / 1600)
-    height = int(32 * scale)
-    width = int(max(cv2.getTextSize(t, FONT, scale, 1)[0][0] for t in lines) + 20)
-    cv2.rectangle(image, (0, 0), (width, height * len(lines) + 10), (0, 0, 0), -1)
+    text_scale = max(0.5, image.shape[1] / 1600)
+    thickness = max(1, int(math.ceil(text_scale)))
+    height = int(32 * text_scale)
+    size = (int(max(cv2.getTextSize(t, FONT, text_scale, thickness)[0][0] for t in lines) + 20),
+            height * len(lines) + 10)
+    tiles = [np.asarray(t.extra["corners_px"], dtype=np.float32) / scale for t in board.tiles.values()
+             if len(t.extra.get("corners_px", ())) == 6]
+    x0, y0 = freest_corner(image.shape[:2], size, tiles)
+    cv2.rectangle(image, (x0, y0), (x0 + size[0], y0 + size[1]), (0, 0, 0), -1)
     for n, text in enumerate(lines):
-        cv2.putText(image, text, (10, int(height * (n + 0.8)) + 5), FONT, scale, (255, 255, 255),
-                    max(1, int(math.ceil(scale))), cv2.LINE_AA)
+        cv2.putText(image, text, (x0 + 10, y0 + int(height * (n + 0.8)) + 5), FONT, text_scale, (255, 255, 255),
+                    thickness, cv2.LINE_AA)
+
+
+def freest_corner(shape: tuple[int, int], size: tuple[int, int], polygons: list[np.ndarray]) -> tuple[int, int]:
+    """The top-left point of a ``size`` (width, height) box in the corner of an image of ``shape`` (height,
+    width) that covers the least area of the convex ``polygons``; the top left wins ties."""
+    height, width = shape
+    corners = [(0, 0), (max(width - size[0], 0), 0), (0, max(height - size[1], 0)),
+               (max(width - size[0], 0), max(height - size[1], 0))]
+
+    def covered(corner: tuple[int, int]) -> float:
+        x, y = corner
+        box = np.array([[x, y], [x + size[0], y], [x + size[0], y + size[1]], [x, y + size[1]]], np.float32)
+        return sum(cv2.intersectConvexConvex(polygon, box)[0] for polygon in polygons)
+
+    return min(corners, key=covered)

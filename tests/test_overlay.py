@@ -4,7 +4,7 @@ import numpy as np
 
 from fjords.board import Board, Piece, Tile
 from fjords.geometry import Hex
-from scanner.overlay import TERRAIN_BGR, draw_overlay
+from scanner.overlay import TERRAIN_BGR, draw_overlay, freest_corner
 from scanner.pipeline import doubtful_advice, inferred_advice, joined_advice
 
 DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "confidence": 0.3,
@@ -59,3 +59,28 @@ def test_a_piece_the_connection_rule_counted_is_outlined_as_unsure_and_named_in_
     assert joined_advice(_board([], pieces=(read,))) == []
     (sentence,) = joined_advice(_board([], pieces=(joined,)))
     assert sentence.startswith("1 piece(s) the scan is unsure of were counted") and "red settler at (0,0)" in sentence
+
+
+def test_the_legend_stands_in_the_corner_that_hides_the_least_of_the_board():
+    def hexagon(x, y, r=40.0):
+        return np.array([[x + r * np.cos(np.radians(30 + 60 * k)), y + r * np.sin(np.radians(30 + 60 * k))]
+                         for k in range(6)], np.float32)
+
+    shape, size = (600, 800), (300, 100)
+    assert freest_corner(shape, size, []) == (0, 0)
+    top = [hexagon(100, 50), hexagon(700, 60)]  # the board touches both top corners
+    assert freest_corner(shape, size, top) == (0, 500)
+    assert freest_corner(shape, size, top + [hexagon(100, 560)]) == (500, 500)
+    # A legend wider than the photo starts at its left edge.
+    assert freest_corner(shape, (1000, 100), top) == (0, 500)
+
+
+def test_the_overlay_legend_leaves_the_board_visible_where_a_corner_is_free():
+    image = np.full((600, 800, 3), 128, np.uint8)
+    corners = [[120 + 60 * np.cos(np.radians(30 + 60 * k)), 80 + 60 * np.sin(np.radians(30 + 60 * k))]
+               for k in range(6)]
+    board = Board.from_tiles([Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners})], [],
+                             extra={"image": {"width": 800, "height": 600}})
+    drawn = draw_overlay(image, board)
+    legend = np.all(drawn == 0, axis=2)
+    assert legend[5, 795] and not legend[:, :100].any()  # top right; the tile (top left) is not covered

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import sys
 from pathlib import Path
@@ -22,14 +23,48 @@ EPILOG = """exit codes: 0 photo read, 2 unreadable input (file, calibration),
 With several photos, every photo is tried and the first failure's code is returned."""
 
 
+PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".tif", ".tiff", ".bmp", ".heic", ".heif")
+"""What a folder named on the command line is searched for (:func:`photo_paths`)."""
+
+
 class OutputExists(FjordsError):
     """An output file exists and --force was not given (exit code 2)."""
+
+
+def photo_paths(arguments: list[str]) -> list[str]:
+    """The photos the command line names: a folder stands for the photos in it, by name, and a pattern no file
+    is called (``*.jpg``, which shells on Windows pass on as it is) for the files it matches."""
+    photos = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            inside = sorted(str(p) for p in path.iterdir() if p.is_file() and p.suffix.lower() in PHOTO_SUFFIXES)
+            if not inside:
+                raise FjordsError(f"{argument}: no photo in this folder ({', '.join(PHOTO_SUFFIXES)})")
+            photos += inside
+        elif not path.exists() and any(c in argument for c in "*?["):
+            photos += sorted(glob.glob(argument)) or [argument]
+        else:
+            photos.append(argument)
+    return photos
+
+
+def _check_distinct_outputs(photos: list[str]) -> None:
+    """Refuse photos that would write the same files in ``--out`` (IMG_0001.jpg of two days' folders)."""
+    first: dict[str, str] = {}
+    for photo in photos:
+        stem = Path(photo).stem
+        if stem in first:
+            raise FjordsError(f"{first[stem]} and {photo} would both be written as {stem}.json in --out: "
+                              "scan them into different folders")
+        first[stem] = photo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("scan", help="read photos of Fjords tables", description=DESCRIPTION,
                                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("photos", nargs="+", metavar="PHOTO", help="JPEG, PNG, WebP (HEIC with pillow-heif)")
+    parser.add_argument("photos", nargs="+", metavar="PHOTO", help="JPEG, PNG, WebP, TIFF, BMP (HEIC with "
+                        "pillow-heif), or a folder: the photos in it, by name")
     parser.add_argument("--json", action="store_true", help="print the fjords-board/1 document (one per line "
                         "with several photos) instead of the summary")
     parser.add_argument("--overlay", metavar="OUT.jpg", help="write the annotated photo (one photo only)")
@@ -110,11 +145,13 @@ def _write_overlay(path: Path, result, doc: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from scanner.pipeline import Scanner
 
+    args.photos = photo_paths(args.photos)
     if args.overlay and len(args.photos) > 1:
         raise FjordsError("--overlay takes one photo; use --out DIR for several")
     if args.overlay:
         _check_free([Path(args.overlay)], args.force)
     if args.out:
+        _check_distinct_outputs(args.photos)
         args.out.mkdir(parents=True, exist_ok=True)
         _check_free([p for photo in args.photos for p in _out_paths(args.out, photo)], args.force)
     scanner = Scanner(args.models, calibration=args.calibration, edition=args.edition)

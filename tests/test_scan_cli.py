@@ -115,3 +115,37 @@ def test_several_photos_go_on_after_a_failure(photo, tmp_path, capsys):
 def test_bad_calibration_is_one_line(photo, tmp_path, capsys):
     assert main(["scan", str(photo), "--calibration", str(tmp_path / "nope.json")]) == 2
     assert "calibration" in capsys.readouterr().err
+
+
+def test_a_folder_stands_for_its_photos_and_a_pattern_for_the_files_it_matches(tmp_path):
+    from scanner.cli import photo_paths
+
+    for name in ("b.JPG", "a.png", "notes.txt"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "sub.jpg").mkdir()
+    assert photo_paths([str(tmp_path)]) == [str(tmp_path / "a.png"), str(tmp_path / "b.JPG")]
+    assert photo_paths([str(tmp_path / "*.png"), str(tmp_path / "c.jpg")]) == [str(tmp_path / "a.png"),
+                                                                             str(tmp_path / "c.jpg")]
+    assert photo_paths([str(tmp_path / "*.webp")]) == [str(tmp_path / "*.webp")]  # matches nothing: told as missing
+
+
+def test_a_folder_without_photos_is_one_line(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("no photo")
+    assert main(["scan", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no photo in this folder" in err and len(err.strip().splitlines()) == 1
+
+
+def test_photos_that_would_write_the_same_files_are_refused_before_any_scan(photo, tmp_path, capsys):
+    other = tmp_path / "day2"
+    other.mkdir()
+    (other / "table.jpg").write_bytes(photo.read_bytes())
+    out = tmp_path / "scans"
+    assert main(["scan", str(photo), str(other / "table.jpg"), "--out", str(out)]) == 2
+    assert "both be written as table.json" in capsys.readouterr().err and not out.exists()
+
+
+@needs_models
+def test_a_folder_of_photos_is_scanned(photo, capsys):
+    assert main(["scan", str(photo.parent), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["image"]["file"] == "table.jpg"

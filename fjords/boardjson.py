@@ -183,4 +183,7 @@ def read_board_file(path: str) -> Board:
             data = f.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return parse_board(data)
+    try:
+        return parse_board(data)
+    except FormatError as exc:  # which file, where a command reads several (a classic match's three rounds)
+        raise FormatError(f"{path}: {exc}") from None

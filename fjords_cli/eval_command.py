@@ -109,8 +109,8 @@ def _read_board(path: Path, role: str) -> Board:
     try:
         return read_board_file(str(path))
     except FormatError as exc:
-        message = str(exc)
-        raise FormatError(message if str(path) in message else f"{role} {path}: {message}") from None
+        message = str(exc)  # names the file already (read_board_file); say which of the two it is
+        raise FormatError(f"{role} {message}" if message.startswith(str(path)) else message) from None
 
 
 def _scan_reader(scans: Path) -> Callable[[Path], Scan]:

@@ -121,6 +121,13 @@ def test_missing_file_is_exit_2(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
+def test_a_bad_round_of_a_match_is_named(tmp_path, capsys):
+    good, bad = write(tmp_path, "r1.json", LEGAL), write(tmp_path, "r2.json", "{")
+    assert main(["score", good, bad, good]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fjords: error: {bad}: not valid JSON") and len(err.strip().splitlines()) == 1
+
+
 def test_score_territory_solve_simulate_run(tmp_path, capsys):
     path = write(tmp_path, "b.json", LEGAL)
     assert main(["score", path, "--json"]) == 0

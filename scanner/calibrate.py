@@ -242,7 +242,8 @@ def naming_text(calibration: Calibration) -> str:
            "your colours measured on the others)") if right else ""
     if calibration.colour_naming == NETWORK_NAMING:
         return f"piece colours: named by the piece network, which knows your paints{why}"
-    return f"piece colours: named after your players' colours{why}"
+    return (f"piece colours: named after your players' colours{why}; when other players join or the colours "
+            "change, calibrate again from a photo that shows all of them")
 
 
 def lens_distortion(placed: list[PlacedTile], image_shape: tuple[int, ...]) -> float | None:

@@ -24,8 +24,6 @@ from fjords.compare import Comparison, Summary, compare, summarize
 from fjords.errors import FjordsError
 from fjords.table import format_table
 
-PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
-
 
 @dataclass(frozen=True)
 class Scan:
@@ -96,6 +94,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def find_photos(directory: Path) -> list[Path]:
     """The photos of ``directory`` that have a truth ``NAME.json`` beside them, by name."""
+    from scanner.load import PHOTO_SUFFIXES
+
     if not directory.is_dir():
         raise FjordsError(f"{directory} is not a folder of photos")
     photos = sorted(p for p in directory.iterdir()

@@ -23,10 +23,6 @@ EPILOG = """exit codes: 0 photo read, 2 unreadable input (file, calibration),
 With several photos, every photo is tried and the first failure's code is returned."""
 
 
-PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".tif", ".tiff", ".bmp", ".heic", ".heif")
-"""What a folder named on the command line is searched for (:func:`photo_paths`)."""
-
-
 class OutputExists(FjordsError):
     """An output file exists and --force was not given (exit code 2)."""
 
@@ -34,6 +30,8 @@ class OutputExists(FjordsError):
 def photo_paths(arguments: list[str]) -> list[str]:
     """The photos the command line names: a folder stands for the photos in it, by name, and a pattern no file
     is called (``*.jpg``, which shells on Windows pass on as it is) for the files it matches."""
+    from scanner.load import PHOTO_SUFFIXES
+
     photos = []
     for argument in arguments:
         path = Path(argument)

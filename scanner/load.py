@@ -27,6 +27,8 @@ else:  # pragma: no cover
     register_heif_opener()
     HEIF_SUPPORTED = True
 
+#: The photo files :func:`load_image` reads, by suffix (what a folder of photos is searched for; HEIC needs the extra).
+PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".tif", ".tiff", ".bmp", ".heic", ".heif")
 #: Longest side, in pixels, that the pipeline works with; larger photos are shrunk.
 DEFAULT_MAX_SIDE = 2048
 #: Refuse images whose header claims more pixels than this (decompression bombs).

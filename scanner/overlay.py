@@ -6,8 +6,9 @@ A, B, C… (the legend names their colour and score), kinds by shape (square
 house, circle settler, triangle rune stone); a piece too doubtful to count is a
 hollow circle with a ``?``, and one the connection rule counted is outlined in the
 colour of ``?``; territory is tinted and hatched with the owning
-player's letter. The legend stands in the corner of the photo that hides the
-least of the board.
+player's letter. A place where a hand may hide a tile the board leaves out is a
+dashed outline round a large ``?``. The legend stands in the corner of the photo
+that hides the least of the board.
 """
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         player = owner.get((tile.hex.q, tile.hex.r))
         if player is not None:
             _text(out, letters.get(player, "?").lower(), corners.mean(axis=0), font * 1.2, (255, 255, 255), 2)
+    for place in board.extra.get("possibly_hidden_tiles") or ():  # a hand may hide a tile there: not on the board
+        corners = np.asarray(place["corners_px"], dtype=np.float64) / scale
+        radius = float(np.max(np.linalg.norm(corners - corners.mean(axis=0), axis=1)))
+        _dashed_polygon(out, corners, TERRAIN_BGR["?"], max(2, int(radius / 25)), max(4.0, radius / 8))
+        _text(out, "?", corners.mean(axis=0), max(0.3, radius / 90.0) * 2.0, TERRAIN_BGR["?"], 3)
     for piece in board.pieces:
         base = piece.extra.get("base_px")
         if base is None:

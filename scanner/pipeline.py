@@ -207,7 +207,7 @@ class Scanner:
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
-                  + inferred_advice(board) + doubtful_advice(board) + joined_advice(board)
+                  + hidden_advice(board) + inferred_advice(board) + doubtful_advice(board) + joined_advice(board)
                   + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
@@ -384,6 +384,16 @@ def unread_advice(board: Board) -> list[str]:
     cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in unsure])
     return [f"{len(unsure)} tile(s) not read with certainty ({cells}): check them, or retake the photo "
             "from straight above without hands or glare over the board."]
+
+
+def hidden_advice(board: Board) -> list[str]:
+    """One sentence about places beside the board where a hand or an object may hide a tile, if any."""
+    hidden = board.extra.get("possibly_hidden_tiles") or []
+    if not hidden:
+        return []
+    cells = _first_few([f"({place['q']},{place['r']})" for place in hidden])
+    return [f"{len(hidden)} place(s) beside the tiles read show part of a tile, too little to read it ({cells}): a "
+            "hand or an object may hide a tile there, which the board leaves out. Retake the photo without it."]
 
 
 def inferred_advice(board: Board) -> list[str]:

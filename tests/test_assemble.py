@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              place_piece, ring_marginals, shade_posterior, shade_split, with_photo_look)
+                              longest_cyclic_run, place_piece, ring_marginals, shade_posterior, shade_split,
+                              with_photo_look)
 from scanner.confidence import FEATURES, PieceCalibration
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
@@ -683,6 +684,31 @@ def test_a_position_without_a_sector_reading_stays_empty():
                      settings=DecodeSettings(min_missed_top=0.0))
     assert GAP not in board.tiles
     assert [p.kind for p in board.pieces] == ["runestone"]  # read as what stands beside the tiles
+
+
+def half_hidden(run: int, h: Hex = GAP) -> EmptyPositionEvidence:
+    """A position whose first ``run`` sectors show a tile top, the rest a hand (no tile top)."""
+    readable = np.where(np.arange(SECTORS) < run, 0.97, 0.02)
+    return EmptyPositionEvidence(h, CORNERS, (), TileEvidence(h, sure(PLAINS), readable, CORNERS, 1.0))
+
+
+@pytest.mark.parametrize("flags, run", [("000000000000", 0), ("111111111111", 12), ("110000000011", 4),
+                                        ("101010101010", 1), ("011110011100", 4)])
+def test_longest_cyclic_run_goes_round_the_ring(flags, run):
+    assert longest_cyclic_run(np.array([f == "1" for f in flags])) == run
+
+
+def test_a_place_where_a_hand_may_hide_a_tile_is_named_and_left_off_the_board():
+    board = assemble(found_around((GAP, half_hidden(5))))
+    assert GAP not in board.tiles
+    (place,) = board.extra["possibly_hidden_tiles"]
+    assert (place["q"], place["r"]) == (GAP.q, GAP.r) and len(place["corners_px"]) == 6
+    # Too little of a tile top, none where the table reads as tile tops, and none where the gap became a tile.
+    assert "possibly_hidden_tiles" not in assemble(found_around((GAP, half_hidden(3)))).extra
+    cloth = {Hex(-1, 0): gap(0.6, h=Hex(-1, 0)), Hex(-2, 1): gap(0.7, h=Hex(-2, 1))}
+    around = {**found_around(), Hex(-2, 0): evidence(Hex(-2, 0), sure(PLAINS))}
+    assert "possibly_hidden_tiles" not in assemble({**around, **cloth, GAP: half_hidden(5)}).extra
+    assert "possibly_hidden_tiles" not in assemble(found_around((GAP, half_hidden(12)))).extra
 
 
 def test_an_unsure_stone_beside_the_tiles_is_not_reported():

@@ -5,7 +5,7 @@ import numpy as np
 from fjords.board import Board, Piece, Tile
 from fjords.geometry import Hex
 from scanner.overlay import TERRAIN_BGR, draw_overlay, freest_corner
-from scanner.pipeline import doubtful_advice, inferred_advice, joined_advice
+from scanner.pipeline import doubtful_advice, hidden_advice, inferred_advice, joined_advice
 
 DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "confidence": 0.3,
             "base_px": [100.0, 80.0]}
@@ -84,3 +84,17 @@ def test_the_overlay_legend_leaves_the_board_visible_where_a_corner_is_free():
     drawn = draw_overlay(image, board)
     legend = np.all(drawn == 0, axis=2)
     assert legend[5, 795] and not legend[:, :100].any()  # top right; the tile (top left) is not covered
+
+
+def test_a_place_where_a_hand_may_hide_a_tile_is_outlined_and_named_in_the_advice():
+    image = np.full((160, 200, 3), 128, np.uint8)
+    board = _board([])
+    corners = [[x + 60, y + 20] for x, y in board.tiles[Hex(0, 0)].extra["corners_px"]]  # beside the tile
+    hidden = Board.from_tiles(list(board.tiles.values()), [],
+                              extra={**board.extra, "possibly_hidden_tiles": [{"q": 1, "r": 0, "corners_px": corners}]})
+    changed = np.any(draw_overlay(image, board) != draw_overlay(image, hidden), axis=2)
+    ys, xs = np.nonzero(changed)
+    assert changed.sum() > 20 and xs.mean() > 130  # round the place, east of the tile
+    assert hidden_advice(board) == []
+    (sentence,) = hidden_advice(hidden)
+    assert sentence.startswith("1 place(s) beside the tiles") and "(1,0)" in sentence and "hide a tile" in sentence

@@ -130,7 +130,7 @@ class LatticeFit:
         corners = self.model.board_to_image(hex_corners(beside).reshape(-1, 2)).reshape(-1, 6, 2)
         found = []
         for h, c in zip(beside, corners):
-            inside = _share_inside(c, width, height) if _tile_like(c, self.tile_radius_px) else 0.0
+            inside = share_inside(c, width, height) if _tile_like(c, self.tile_radius_px) else 0.0
             if inside >= min_inside:
                 centre = c.mean(axis=0)
                 found.append(CellGeometry(h, (float(centre[0]), float(centre[1])), c, inside, 0.0))
@@ -275,7 +275,7 @@ def _present_cells(model: LatticeModel, region: BoardRegion, assignment: Assignm
         h = Hex(int(q), int(r))
         corners = model.board_to_image(hex_corners([h])[0])
         centre = model.board_to_image(hex_centres([h]))[0]
-        visible = _share_inside(corners, width, height) * min(1.0, score / 0.9)
+        visible = share_inside(corners, width, height) * min(1.0, score / 0.9)
         cells[h] = CellGeometry(h, (float(centre[0]), float(centre[1])), corners, visible,
                                 float(np.clip(2.0 * (score - 0.5), 0.0, 1.0)))
     return cells
@@ -429,7 +429,7 @@ def _tile_like(corners: np.ndarray, median_radius: float) -> bool:
             and median_radius / MAX_CELL_SIZE_RATIO <= radius <= median_radius * MAX_CELL_SIZE_RATIO)
 
 
-def _share_inside(corners: np.ndarray, width: int, height: int) -> float:
+def share_inside(corners: np.ndarray, width: int, height: int) -> float:
     """Share of a polygon's area inside the photo frame."""
     poly = corners.astype(np.float32)
     frame = np.array([[-0.5, -0.5], [width - 0.5, -0.5], [width - 0.5, height - 0.5], [-0.5, height - 0.5]],

@@ -5,7 +5,7 @@ import numpy as np
 from fjords.board import Board, Piece, Tile
 from fjords.geometry import Hex
 from scanner.overlay import TERRAIN_BGR, draw_overlay, freest_corner
-from scanner.pipeline import doubtful_advice, hidden_advice, inferred_advice, joined_advice
+from scanner.pipeline import doubtful_advice, frame_advice, hidden_advice, inferred_advice, joined_advice
 
 DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "confidence": 0.3,
             "base_px": [100.0, 80.0]}
@@ -98,3 +98,12 @@ def test_a_place_where_a_hand_may_hide_a_tile_is_outlined_and_named_in_the_advic
     assert hidden_advice(board) == []
     (sentence,) = hidden_advice(hidden)
     assert sentence.startswith("1 place(s) beside the tiles") and "(1,0)" in sentence and "hide a tile" in sentence
+
+
+def test_tiles_running_past_the_edge_of_the_photo_are_named_in_the_advice():
+    board = _board([])  # a tile of radius 50 at (100, 80) in a 200 x 160 photo: wholly inside
+    assert frame_advice(board) == []
+    cut = Board.from_tiles(list(board.tiles.values()), [], extra={"image": {"width": 140, "height": 160}})
+    (sentence,) = frame_advice(cut)
+    assert sentence.startswith("1 tile(s) run past the edge of the photo ((0,0))") and "whole board" in sentence
+    assert frame_advice(Board.from_tiles(list(board.tiles.values()), [])) == []  # no photo size: nothing to tell

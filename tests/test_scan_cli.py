@@ -149,3 +149,24 @@ def test_photos_that_would_write_the_same_files_are_refused_before_any_scan(phot
 def test_a_folder_of_photos_is_scanned(photo, capsys):
     assert main(["scan", str(photo.parent), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["image"]["file"] == "table.jpg"
+
+
+def test_rule_breaks_a_hidden_or_cut_off_tile_may_cause_are_flagged_in_the_summary():
+    from types import SimpleNamespace
+
+    from fjords.board import Board, Tile
+    from fjords.geometry import Hex
+    from scanner.cli import summary
+
+    corners = [[100 + 50 * np.cos(np.radians(30 + 60 * k)), 80 - 50 * np.sin(np.radians(30 + 60 * k))]
+               for k in range(6)]
+    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners})
+    doc = {"legality": [{"message": "No placement order builds this layout"}]}
+
+    def header(extra):
+        board = Board.from_tiles([tile], [], extra={"image": {"width": 200, "height": 160}, **extra})
+        return summary("t.jpg", SimpleNamespace(board=board, timings={}, advice=[]), doc).splitlines()[1]
+
+    assert header({}) == "  1 rule violation(s):"
+    assert "hides or leaves out" in header({"possibly_hidden_tiles": [{"q": 1, "r": 0, "corners_px": corners}]})
+    assert "hides or leaves out" in header({"image": {"width": 120, "height": 160}})  # the tile runs past the edge

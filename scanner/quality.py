@@ -156,6 +156,12 @@ def hex_area(circumradius: float) -> float:
 MIN_TILE_AREA = hex_area(HEX_PATCH / 2.0 / HEX_MARGIN)
 
 
+#: Tiles fewer pixels across than this are read far worse, and wrongly without a mark: on renders scaled down so
+#: (fifty-third session, models/README.md) silent sector errors were 3-15 times full size's below 20 px, and
+#: tiles reported at >= 0.99 wrong 3-4 %; at 24-32 px about as at full size.
+UNREADABLE_ACROSS = 20.0
+
+
 def tile_size_advice(tile_corners_px, min_area: float = MIN_TILE_AREA) -> list[str]:
     """Advice when the median tile is smaller in the photo than the reading models' hex patch.
 
@@ -169,5 +175,9 @@ def tile_size_advice(tile_corners_px, min_area: float = MIN_TILE_AREA) -> list[s
     if not areas or float(np.median(areas)) >= min_area:
         return []
     across = 2.0 * np.sqrt(float(np.median(areas)) / hex_area(1.0))
+    if across < UNREADABLE_ACROSS:
+        return [f"The board is far too small in the photo to read reliably (tiles about {across:.0f} pixels across): "
+                "many sectors and pieces may be wrong without being marked. Move the phone closer so that the board "
+                "fills the picture."]
     return [f"The board is small in the photo (tiles about {across:.0f} pixels across): move the phone closer "
             "so that the board fills the picture."]

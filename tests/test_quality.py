@@ -90,7 +90,9 @@ def test_a_board_small_in_the_photo_gets_advice_to_come_closer():
     assert tile_size_advice([_hexagon(patch_radius * 1.2)] * 5) == []
     assert tile_size_advice([]) == []
     small = tile_size_advice([_hexagon(8.0)] * 3 + [_hexagon(40.0)] * 2)
-    assert len(small) == 1 and "closer" in small[0] and "16 pixels" in small[0]
+    assert len(small) == 1 and "closer" in small[0] and "16 pixels" in small[0] and "far too small" in small[0]
+    smallish = tile_size_advice([_hexagon(12.0)] * 5)  # 24 pixels across: read about as well as at full size
+    assert len(smallish) == 1 and "24 pixels" in smallish[0] and "far too small" not in smallish[0]
 
 
 def _board_of_confidences(confidences):

@@ -112,10 +112,10 @@ def summary(name: str, result, doc: dict[str, Any]) -> str:
     runes = sum(p.kind == "runestone" for p in board.pieces)
     if runes:
         lines.append(f"  rune stones: {runes}")
-    from scanner.pipeline import frame_advice
+    from scanner.pipeline import tiles_past_edge
 
     violations = doc.get("legality", [])
-    unseen = bool(board.extra.get("possibly_hidden_tiles")) or bool(frame_advice(board))
+    unseen = bool(board.extra.get("possibly_hidden_tiles")) or bool(tiles_past_edge(board))
     lines.append("  legal" if not violations else f"  {len(violations)} rule violation(s)"
                  + (" (tiles the photo hides or leaves out may cause some: see the notes):" if unseen else ":"))
     lines += [f"    - {v['message']}" for v in violations]

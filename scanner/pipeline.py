@@ -207,8 +207,8 @@ class Scanner:
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
-                  + frame_advice(board) + hidden_advice(board) + inferred_advice(board) + doubtful_advice(board) + joined_advice(board)
-                  + palette_advice(board, self.calibration))
+                  + frame_advice(board) + hidden_advice(board) + inferred_advice(board) + doubtful_advice(board)
+                  + joined_advice(board) + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 
@@ -390,15 +390,20 @@ def unread_advice(board: Board) -> list[str]:
 MIN_INSIDE_FRAME = 0.99
 
 
-def frame_advice(board: Board) -> list[str]:
-    """One sentence when tiles run past the edge of the photo: the board may go on beyond it, unseen."""
+def tiles_past_edge(board: Board) -> list:
+    """The board's tiles that run past the edge of its photo (:data:`MIN_INSIDE_FRAME`); none without a photo size."""
     from scanner.lattice import share_inside
 
     size = board.extra.get("image") or {}
     if not size.get("width") or not size.get("height"):
         return []
-    cut = [t for t in board.tiles.values() if len(t.extra.get("corners_px", ())) == 6 and share_inside(
+    return [t for t in board.tiles.values() if len(t.extra.get("corners_px", ())) == 6 and share_inside(
         np.asarray(t.extra["corners_px"], dtype=np.float64), size["width"], size["height"]) < MIN_INSIDE_FRAME]
+
+
+def frame_advice(board: Board) -> list[str]:
+    """One sentence when tiles run past the edge of the photo: the board may go on beyond it, unseen."""
+    cut = tiles_past_edge(board)
     if not cut:
         return []
     cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in cut])

@@ -78,6 +78,12 @@ throw away what the rules say:
   player holds more than one piece but for a first house, and a settler joins
   pieces of its colour, while tile art read as a piece mostly stands alone in
   its colour.
+* **A paint the models were never taught is not named as one they were.** The
+  colour model names every piece by a paint it was taught, so a purple player's
+  pieces read red, often sure. Where the network names the pieces, those whose
+  measured colour lies where no taught paint does (:data:`UNTAUGHT_HUE_ARCS`) are
+  set aside under ``doubtful_pieces`` with ``untaught_paint``, and the advice says
+  to calibrate (:func:`untaught_paints`).
 * **Only a rune stone stands beside the tiles.** On an empty lattice position
   next to the board (:class:`EmptyPositionEvidence`) a piece is reported only as
   a rune stone (Odin), and only when the models are at least
@@ -229,6 +235,12 @@ class DecodeSettings:
         neighbouring sectors round its rim read a tile top ``min_missed_top`` sure, is named as a place where a
         hand or an object may hide a tile (:func:`possibly_hidden_tiles`); 13 turns it off. 4 was chosen on 640
         renders scanned before (such places held a tile 80 % of the time, 3: 74 %; models/README.md).
+    min_untaught_chroma : where the network names the pieces, a counted piece whose measured colour is at least
+        this chromatic (CIELAB chroma) with a hue where no paint the models were taught lies
+        (:data:`UNTAUGHT_HUE_ARCS`) is of a paint they were never taught, and is set aside
+        (:func:`untaught_paints`). ``inf`` turns it off.
+    min_untaught_group : nor unless at least this many pieces read in its colour are such. 2 was chosen on 640
+        renders scanned before (1 set aside 3 right pieces there, 2 none; models/README.md).
     """
 
     mismatch: float = 0.02
@@ -257,6 +269,8 @@ class DecodeSettings:
     min_missed_top: float = 0.9
     max_table_top: float = 0.3
     min_hidden_run: int = 4
+    min_untaught_chroma: float = 20.0
+    min_untaught_group: int = 2
 
 
 @dataclass(frozen=True)
@@ -895,6 +909,42 @@ def join_cut_off_settlers(placed: list[PlacedReading], counted: list[Piece], dou
     return counted, doubtful
 
 
+#: Arcs of the CIELAB hue circle, ``(what such paints look like, start, end)`` in degrees counter-clockwise, where
+#: the paints the models were taught never lie: on 640 renders scanned before, of the pieces of a taught paint read
+#: right with a chroma of 20 or more, 1 of 6,528 had a hue between -57 and 4 (blue's 99th percentile -62, red's
+#: 0.1th 7), and the held-out purple pieces lay there. The stretch between green and blue, as empty there, is not
+#: one: under a cool lamp green pieces reached into it (the fifty-fourth session, models/README.md).
+UNTAUGHT_HUE_ARCS = (("purple or magenta", -57.0, 4.0),)
+
+
+def paint_hue_chroma(rgb) -> tuple[float, float]:
+    """The CIELAB hue angle (degrees) and chroma of a piece measured as sRGB ``rgb``."""
+    _, a, b = rgb_to_lab(np.asarray(rgb, dtype=np.float64))[0]
+    return float(np.degrees(np.arctan2(b, a))), float(np.hypot(a, b))
+
+
+def untaught_paints(pieces: list[Piece], settings: DecodeSettings) -> dict[int, tuple[str, float]]:
+    """The pieces (by index) of a paint the models were never taught, with what that paint looks like
+    (:data:`UNTAUGHT_HUE_ARCS`) and its hue (degrees).
+
+    The colour model names every piece by one of the paints it was taught, so a player of another paint gets
+    the nearest one's name, often sure (a purple player read red, beside a red player read red too). A piece
+    whose measured colour is chromatic (``settings.min_untaught_chroma``) with a hue in an arc no taught paint
+    occupies is of such a paint, when at least ``settings.min_untaught_group`` pieces read in its colour are: a
+    calibration that names the player (``fjords calibrate``) reads them.
+    """
+    found: dict[str, dict[int, tuple[str, float]]] = {}
+    for index, piece in enumerate(pieces):
+        if piece.player is None or "rgb" not in piece.extra:
+            continue
+        hue, chroma = paint_hue_chroma(piece.extra["rgb"])
+        if chroma >= settings.min_untaught_chroma:
+            found.setdefault(piece.player, {}).update((index, (looks, hue)) for looks, start, end in UNTAUGHT_HUE_ARCS
+                                                      if (hue - start) % 360.0 < (end - start) % 360.0)
+    return {index: paint for in_colour in found.values() if len(in_colour) >= settings.min_untaught_group
+            for index, paint in in_colour.items()}
+
+
 def inferred_edition(pieces: list[Piece]) -> str:
     """The edition a board read shows: the 2022 edition when it holds a rune stone or more than two colours (the
     classic edition has no rune stones and seats two players), else the classic edition."""
@@ -1007,6 +1057,11 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     pieces, unsure = join_cut_off_settlers(placed, pieces, unsure, tiles, settings, piece_calibration, board_median,
                                            rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
+    if piece_calibration is not None:  # without one, a calibration's palette names the pieces (or none is doubtful)
+        untaught = untaught_paints(pieces, settings)
+        doubtful += [{**piece_to_json(pieces[index]), "untaught_paint": looks, "untaught_paint_hue": round(hue, 1)}
+                     for index, (looks, hue) in untaught.items()]
+        pieces = [piece for index, piece in enumerate(pieces) if index not in untaught]
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]
     board_extra = dict(extra or {})

@@ -208,7 +208,7 @@ class Scanner:
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
                   + frame_advice(board) + hidden_advice(board) + inferred_advice(board) + doubtful_advice(board)
-                  + joined_advice(board) + palette_advice(board, self.calibration))
+                  + untaught_advice(board) + joined_advice(board) + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 
@@ -433,13 +433,32 @@ def inferred_advice(board: Board) -> list[str]:
 
 
 def doubtful_advice(board: Board) -> list[str]:
-    """One sentence about pieces read too doubtfully to count, if any."""
-    doubtful = board.extra.get("doubtful_pieces") or []
+    """One sentence about pieces read too doubtfully to count, if any (those of a paint the models were never taught
+    aside: :func:`untaught_advice`)."""
+    doubtful = [p for p in board.extra.get("doubtful_pieces") or () if "untaught_paint" not in p]
     if not doubtful:
         return []
-    named = _first_few([f"{p.get('player') or ''} {p['kind']} at ({p['q']},{p['r']})".strip() for p in doubtful])
+    named = _first_few([f"{p.get('player') or ''} {_place(p)}".strip() for p in doubtful])
     return [f"{len(doubtful)} possible piece(s) not counted, the scan is unsure of them ({named}): "
             "check them on the table."]
+
+
+def untaught_advice(board: Board) -> list[str]:
+    """One sentence per read colour whose pieces are of a paint the models were never taught
+    (:func:`scanner.assemble.untaught_paints`), if any."""
+    by_colour: dict[str, list] = {}
+    for p in board.extra.get("doubtful_pieces") or ():
+        if "untaught_paint" in p:
+            by_colour.setdefault(p.get("player"), []).append(p)
+    return [f"{len(pieces)} piece(s) read {name} look {pieces[0]['untaught_paint']}, a paint the scanner was never "
+            f"taught ({_first_few([_place(p) for p in pieces])}), and were not counted: if a player has that paint, "
+            "calibrate on a photo of this table (fjords calibrate) to name them."
+            for name, pieces in by_colour.items()]
+
+
+def _place(piece: dict) -> str:
+    """A piece entry of a board document as "kind at (q,r)"."""
+    return f"{piece['kind']} at ({piece['q']},{piece['r']})"
 
 
 def joined_advice(board: Board) -> list[str]:

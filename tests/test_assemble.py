@@ -7,10 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fjords.board import Piece
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              longest_cyclic_run, place_piece, ring_marginals, shade_posterior, shade_split,
-                              with_photo_look)
+                              UNTAUGHT_HUE_ARCS, longest_cyclic_run, place_piece, ring_marginals,
+                              shade_posterior, shade_split, untaught_paints, with_photo_look)
 from scanner.confidence import FEATURES, PieceCalibration
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
@@ -737,3 +738,52 @@ def test_ring_marginals_are_the_exact_marginals_of_the_cyclic_chain(seed, switch
 def test_ring_without_a_prior_leaves_each_sector_to_itself():
     unary = np.random.default_rng(5).dirichlet(np.ones(3), size=(4, SECTORS))
     assert np.allclose(ring_marginals(unary, 2 / 3), unary / unary.sum(axis=-1, keepdims=True))
+
+
+def painted(colour: str, rgb: tuple[int, int, int]) -> PieceReading:
+    """A settler read ``colour`` sure whose pieces' measured colour is ``rgb``."""
+    return replace(reading(2, 1, colour), rgb=rgb)
+
+
+PURPLE, MAUVE_GREY = (120, 40, 140), (130, 120, 130)  # hue -39 and -35 degrees
+
+
+def test_pieces_of_a_paint_no_taught_paint_looks_like_are_set_aside_and_said_to_be_so():
+    # A purple and a red player both read red, and a blue one.
+    readings = [painted("red", PURPLE), painted("red", (200, 30, 30)), painted("red", (110, 45, 150)),
+                painted("blue", (40, 60, 170))]
+    board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)},
+                     piece_calibration=presence_less(1.0))
+    assert sorted((p.hex, p.player) for p in board.pieces) == sorted([(ROW[1], "red"), (ROW[3], "blue")])
+    aside = board.extra["doubtful_pieces"]
+    assert [(p["player"], p["untaught_paint"]) for p in aside] == [("red", "purple or magenta")] * 2
+    assert -50 < aside[0]["untaught_paint_hue"] < -30
+
+
+@pytest.mark.parametrize("rgb, untaught", [(PURPLE, {"purple or magenta"}), (MAUVE_GREY, set()), ((200, 30, 30), set()),
+                                           ((40, 60, 170), set()), ((30, 120, 90), set())])
+def test_only_a_chromatic_paint_in_an_arc_no_taught_paint_occupies_is_untaught(rgb, untaught):
+    pieces = [Piece(Hex(0, q), 1, "settler", "green", extra={"rgb": list(rgb)}) for q in range(2)]
+    assert {looks for looks, _ in untaught_paints(pieces, DecodeSettings()).values()} == untaught
+    assert untaught_paints(pieces, DecodeSettings(min_untaught_chroma=float("inf"))) == {}
+    assert untaught_paints(pieces[:1], DecodeSettings()) == {}  # one such piece of a colour: a shade, not a paint
+
+
+def in_arcs(hue: float) -> list[str]:
+    return [looks for looks, start, end in UNTAUGHT_HUE_ARCS if (hue - start) % 360 < (end - start) % 360]
+
+
+@given(st.floats(-180, 180))
+def test_a_hue_lies_in_at_most_one_untaught_arc(hue):
+    assert len(in_arcs(hue)) <= 1
+
+
+def test_no_taught_paint_lies_in_an_untaught_arc():
+    # The taught paints' median hues on renders scanned before, and a green piece under a cool lamp.
+    red, yellow, green, blue, cool_green = 34, 90, 141, -82, 158
+    assert not any(in_arcs(h) for h in (red, yellow, green, blue, cool_green))
+
+
+def test_pieces_named_without_a_piece_calibration_are_never_set_aside():
+    board = assemble({ROW[0]: evidence(ROW[0], sure(PLAIN), painted("red", PURPLE))})
+    assert [p.player for p in board.pieces] == ["red"] and "doubtful_pieces" not in board.extra

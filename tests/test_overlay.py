@@ -5,7 +5,8 @@ import numpy as np
 from fjords.board import Board, Piece, Tile
 from fjords.geometry import Hex
 from scanner.overlay import TERRAIN_BGR, draw_overlay, freest_corner
-from scanner.pipeline import doubtful_advice, frame_advice, hidden_advice, inferred_advice, joined_advice
+from scanner.pipeline import (doubtful_advice, frame_advice, hidden_advice, inferred_advice, joined_advice,
+                              untaught_advice)
 
 DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "confidence": 0.3,
             "base_px": [100.0, 80.0]}
@@ -36,6 +37,18 @@ def test_doubtful_pieces_are_named_in_the_advice():
     (sentence,) = doubtful_advice(_board([DOUBTFUL, dict(DOUBTFUL, q=1, player=None, kind="runestone")]))
     assert sentence.startswith("2 possible piece(s) not counted")
     assert "red settler at (0,0)" in sentence and "runestone at (1,0)" in sentence
+
+
+UNTAUGHT = dict(DOUBTFUL, untaught_paint="purple or magenta", untaught_paint_hue=-38.6)
+
+
+def test_pieces_of_an_untaught_paint_get_their_own_advice_not_the_doubtful_ones():
+    board = _board([UNTAUGHT, dict(UNTAUGHT, q=1, kind="house"), DOUBTFUL])
+    (sentence,) = untaught_advice(board)
+    assert sentence.startswith("2 piece(s) read red look purple or magenta, a paint the scanner was never taught")
+    assert "settler at (0,0), house at (1,0)" in sentence and "fjords calibrate" in sentence
+    assert doubtful_advice(board)[0].startswith("1 possible piece(s) not counted")
+    assert untaught_advice(_board([DOUBTFUL])) == []
 
 
 def test_a_told_sector_is_drawn_in_lower_case_and_named_in_the_advice():

@@ -241,6 +241,10 @@ class DecodeSettings:
         (:func:`untaught_paints`). ``inf`` turns it off.
     min_untaught_group : nor unless at least this many pieces read in its colour are such. 2 was chosen on 640
         renders scanned before (1 set aside 3 right pieces there, 2 none; models/README.md).
+    max_untaught_spread : nor where more pieces of its colour lie outside the arcs, the nearest at most this many
+        degrees of hue from one inside: one player's shades reaching into an arc. 20 was chosen on 640 renders
+        scanned before (every colour set aside there had its pieces in the arcs, or the others 37 degrees or
+        more away; models/README.md).
     """
 
     mismatch: float = 0.02
@@ -271,6 +275,7 @@ class DecodeSettings:
     min_hidden_run: int = 4
     min_untaught_chroma: float = 20.0
     min_untaught_group: int = 2
+    max_untaught_spread: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -931,18 +936,36 @@ def untaught_paints(pieces: list[Piece], settings: DecodeSettings) -> dict[int, 
     the nearest one's name, often sure (a purple player read red, beside a red player read red too). A piece
     whose measured colour is chromatic (``settings.min_untaught_chroma``) with a hue in an arc no taught paint
     occupies is of such a paint, when at least ``settings.min_untaught_group`` pieces read in its colour are: a
-    calibration that names the player (``fjords calibrate``) reads them.
+    calibration that names the player (``fjords calibrate``) reads them. Not where more pieces of its colour lie
+    outside the arc, the nearest within ``settings.max_untaught_spread`` degrees of hue: those are one player's
+    shades reaching into the arc (a red paint under a cool lamp), not a second paint.
     """
-    found: dict[str, dict[int, tuple[str, float]]] = {}
+    hues: dict[str, dict[int, float]] = {}
+    arcs: dict[int, str] = {}
     for index, piece in enumerate(pieces):
         if piece.player is None or "rgb" not in piece.extra:
             continue
         hue, chroma = paint_hue_chroma(piece.extra["rgb"])
+        hues.setdefault(piece.player, {})[index] = hue
         if chroma >= settings.min_untaught_chroma:
-            found.setdefault(piece.player, {}).update((index, (looks, hue)) for looks, start, end in UNTAUGHT_HUE_ARCS
-                                                      if (hue - start) % 360.0 < (end - start) % 360.0)
-    return {index: paint for in_colour in found.values() if len(in_colour) >= settings.min_untaught_group
-            for index, paint in in_colour.items()}
+            arcs.update((index, looks) for looks, start, end in UNTAUGHT_HUE_ARCS
+                        if (hue - start) % 360.0 < (end - start) % 360.0)
+    untaught = {}
+    for in_colour in hues.values():
+        inside = [index for index in in_colour if index in arcs]
+        outside = [in_colour[index] for index in in_colour if index not in arcs]
+        if len(inside) < settings.min_untaught_group:
+            continue
+        if len(outside) > len(inside) and min(hue_distance(in_colour[index], hue) for index in inside
+                                               for hue in outside) <= settings.max_untaught_spread:
+            continue
+        untaught.update((index, (arcs[index], in_colour[index])) for index in inside)
+    return untaught
+
+
+def hue_distance(first: float, second: float) -> float:
+    """The angle between two hues, in degrees (0 to 180)."""
+    return abs((first - second + 180.0) % 360.0 - 180.0)
 
 
 def inferred_edition(pieces: list[Piece]) -> str:

@@ -779,3 +779,15 @@ def test_no_taught_paint_lies_in_an_untaught_arc():
 def test_pieces_named_without_a_piece_calibration_are_never_set_aside():
     board = assemble({ROW[0]: evidence(ROW[0], sure(PLAIN), painted("red", PURPLE))})
     assert [p.player for p in board.pieces] == ["red"] and "doubtful_pieces" not in board.extra
+
+
+def test_one_players_shades_reaching_into_an_arc_are_not_set_aside_but_a_second_paint_beside_them_is():
+    def aside(rgbs):
+        pieces = [Piece(Hex(0, q), 1, "settler", "red", extra={"rgb": list(rgb)}) for q, rgb in enumerate(rgbs)]
+        return sorted(untaught_paints(pieces, DecodeSettings()))
+
+    crimson_in_arc, crimson = [(181, 27, 91), (204, 36, 105)], [(179, 28, 86), (182, 29, 87), (161, 35, 77)]
+    # Hues 3-4 inside the arc, 6-8 beside them outside, in whatever order the pieces come.
+    assert aside(crimson_in_arc + crimson) == [] and aside(crimson + crimson_in_arc) == []
+    assert aside([PURPLE, PURPLE] + crimson) == [0, 1]  # hue -39 is a second paint, 45 degrees from red's
+    assert aside(crimson_in_arc + crimson[:1]) == [0, 1]  # most of the colour in the arc: set aside however near

@@ -250,3 +250,25 @@ def test_a_tile_the_lattice_missed_is_read_from_its_sectors(scanner, render):
     assert board.tiles[missed].terrain == first.board.tiles[missed].terrain
     off = scanner.decode(evidence, render.image.shape, settings=replace(scanner.settings, min_missed_top=1.1))
     assert missed not in off.tiles
+
+
+def test_a_purple_player_read_as_red_is_set_aside_beside_the_red_player_and_named_in_the_advice(scanner):
+    from renderer import random_board, render_board
+    from renderer.boards import random_setup
+
+    # A held-out seed whose purple and red players are both read red by the piece network (the fifty-fourth session).
+    seed = 993_132
+    render = render_board(random_board(seed, *random_setup(seed, None, 2), colours=["purple", "red"]), seed,
+                          width=1008, height=756)
+    result = scanner.scan(render.image)
+    true_bases = {colour: np.array([p["base_px"] for p in render.truth["pieces"] if p.get("player") == colour])
+                  for colour in ("purple", "red")}
+
+    def nearest(base) -> str:
+        return min(true_bases, key=lambda colour: np.min(np.linalg.norm(true_bases[colour] - base, axis=1)))
+
+    aside = [p for p in result.board.extra.get("doubtful_pieces", ()) if "untaught_paint" in p]
+    assert len(aside) >= 0.8 * len(true_bases["purple"])
+    assert all(nearest(np.asarray(p["base_px"])) == "purple" for p in aside)
+    assert all(nearest(np.asarray(p.extra["base_px"])) == "red" for p in result.board.pieces if p.player == "red")
+    assert any("look purple or magenta" in note for note in result.advice)

@@ -298,15 +298,15 @@ def _gaussians(sums: np.ndarray, outer: np.ndarray, counts: np.ndarray,
     return means, covariances
 
 
-def _tile_statistics(features: np.ndarray, labels: np.ndarray, usable: np.ndarray) -> tuple:
-    """Per tile and terrain the sums ``(n, 3, F)``, outer products ``(n, 3, F, F)`` and counts ``(n, 3)``
-    of the ``usable`` sectors' features, and the pooled mean and covariance of all of them."""
+def _terrain_statistics(features: np.ndarray, labels: np.ndarray, usable: np.ndarray) -> tuple:
+    """Per terrain the sums ``(3, F)``, outer products ``(3, F, F)`` and counts ``(3,)`` of the ``usable``
+    sectors' features, and the pooled mean and covariance of all of them."""
     onehot = np.eye(len(TERRAINS))[labels] * usable[..., None]
-    sums = np.einsum("nst,nsf->ntf", onehot, features)
-    outer = np.einsum("nst,nsf,nsg->ntfg", onehot, features, features)
+    sums = np.einsum("nst,nsf->tf", onehot, features)
+    outer = np.einsum("nst,nsf,nsg->tfg", onehot, features, features)
     x = features[usable]
     pooled = (x.mean(axis=0), np.cov(x.T) if len(x) > 1 else np.eye(features.shape[-1]))
-    return sums, outer, onehot.sum(axis=1), pooled
+    return sums, outer, onehot.sum(axis=(0, 1)), pooled
 
 
 def photo_terrain_look(features: np.ndarray, labels: np.ndarray, sure: np.ndarray,
@@ -326,6 +326,5 @@ def photo_terrain_look(features: np.ndarray, labels: np.ndarray, sure: np.ndarra
     """
     if np.count_nonzero(sure) < 2:
         return None
-    sums, outer, counts, pooled = _tile_statistics(features, labels, sure)
-    means, covariances = _gaussians(sums.sum(0), outer.sum(0), counts.sum(0), pooled)
+    means, covariances = _gaussians(*_terrain_statistics(features, labels, sure))
     return TerrainLook(means, covariances, weight)

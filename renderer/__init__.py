@@ -28,10 +28,12 @@ __all__ = ["Render", "STYLES", "random_board", "render_board", "render_random"]
 
 @dataclass
 class Render:
-    """A rendered photo: ``image`` (H×W×3 uint8, BGR) and its ``truth`` (a ``fjords-board/1`` document)."""
+    """A rendered photo: ``image`` (H×W×3 uint8, BGR), its ``truth`` (a ``fjords-board/1`` document) and
+    ``hand_mask`` (H×W float32, 0..1: the share of each pixel an arm covers)."""
 
     image: np.ndarray
     truth: dict
+    hand_mask: np.ndarray | None = None
 
 
 def render_board(board: Board, seed: int, *, width: int = 2016, height: int = 1512, style: str | None = None,
@@ -55,9 +57,9 @@ def render_board(board: Board, seed: int, *, width: int = 2016, height: int = 15
     scene = sample_scene(rng, style, board.edition)
     pinned = copy_pieces(print_seed, board.edition) if print_seed is not None else {}
     scene = scene.replace(**{**pinned, **overrides})
-    image, truth = render_scene(board, scene, rng, width, height, colours, print_seed)
+    image, truth, hand_mask = render_scene(board, scene, rng, width, height, colours, print_seed)
     truth["render"]["seed"] = seed
-    return Render(image, truth)
+    return Render(image, truth, hand_mask)
 
 
 def render_random(seed: int, *, edition: str | None = None, players: int | None = None, width: int = 2016,

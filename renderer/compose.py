@@ -173,8 +173,11 @@ def _albedo(piece, colours: Mapping[str, tuple[int, int, int]] | None, paints: d
 
 def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: int, height: int,
                  colours: Mapping[str, tuple[int, int, int]] | None,
-                 print_seed: int | None = None) -> tuple[np.ndarray, dict]:
-    """The photo (8-bit BGR) and its truth document of ``board`` seen as ``scene`` says.
+                 print_seed: int | None = None) -> tuple[np.ndarray, dict, np.ndarray]:
+    """The photo (8-bit BGR), its truth document and its hand mask of ``board`` seen as ``scene`` says.
+
+    The hand mask (float32, the photo's size, 0..1) is the share of each pixel an arm covers: what a scanner's
+    hand model learns to see (:mod:`scanner.train_hands`).
 
     ``print_seed``, when given, draws the tile printing from its own generator (one copy, many photos).
     """
@@ -243,6 +246,7 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
 
     map_x, map_y = camera.distortion_maps(canvas.origin)
     photo = cv2.remap(canvas.pixels, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    photo_hands = cv2.remap(hand_mask, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     photo = sensor(photo, rng, exposure=scene.exposure, white_balance=scene.white_balance, vignette=scene.vignette,
                    gradient=scene.gradient, gradient_angle_deg=scene.gradient_angle_deg,
                    blur_sigma=scene.blur_sigma, motion_px=scene.motion_px, chromatic_px=scene.chromatic_px,
@@ -250,7 +254,7 @@ def render_scene(board: Board, scene: Scene, rng: np.random.Generator, width: in
                    jpeg_quality=scene.jpeg_quality)
     truth = truth_document(board, scene, style, camera, canvas, poses, piece_truth, hand_mask, light, width, height)
     truth["lights"]["glare_lamp_mm"] = rounded(lamp)
-    return photo, truth
+    return photo, truth, photo_hands
 
 
 def _place_pieces(board: Board, poses: dict[Hex, TilePose], scene: Scene,

@@ -168,6 +168,22 @@ def test_sector_visibility_follows_the_hands():
     assert split  # some tile is hidden in part: a hand hides sectors, not only whole tiles
 
 
+def test_hand_mask_covers_what_the_hands_hide():
+    board = random_board(5, "classic", 2)
+    clear = render_board(board, 5, width=320, height=240, **{**CLEAN, "fill": 0.7})
+    assert clear.hand_mask.shape == clear.image.shape[:2] and not clear.hand_mask.any()
+    covered = render_board(board, 5, width=320, height=240, **{**CLEAN, "fill": 0.7, "hands": 2})
+    mask = covered.hand_mask
+    assert mask.shape == covered.image.shape[:2] and mask.min() >= 0.0 and mask.max() <= 1.0
+    changed = np.abs(covered.image.astype(int) - clear.image).max(axis=2) > 20
+    # The photo changes under the mask (an arm's shadow changes it beside the mask too).
+    assert changed[mask > 0.9].mean() > 0.9 and (mask > 0.9).sum() > 500
+    for t in covered.truth["tiles"]:  # a tile the truth calls hidden lies under the mask
+        if t["visible"] == 0.0:
+            x, y = np.round(t["center_px"]).astype(int)
+            assert mask[y, x] > 0.5
+
+
 def test_sector_visibility_follows_the_frame():
     board = random_board(3, "classic", 2)
     r = render_board(board, 3, **SMALL, **{**CLEAN, "fill": 1.4})

@@ -120,7 +120,14 @@ def targets(corners: np.ndarray, visible: np.ndarray, size: tuple[int, int]) -> 
     return np.stack([mask.astype(np.float32), cone, weight])
 
 
-def make_network():
+def make_network(outputs: int = 2, dilations: tuple[int, ...] = (2, 4, 2), centre: float = 127.5,
+                 spread: float = 127.5):
+    """A small encoder–decoder (strides 2, 4, 8; dilated convolutions at 1/8; skips at 1/4 and 1/2) with
+    ``outputs`` sigmoid maps at half the input's resolution, for inputs whose sides are multiples of 8.
+
+    The tile-top network with its defaults; the hand network (:mod:`scanner.train_hands`) with one output, two
+    dilated convolutions and the input scaled as ``(x − 128) / 64``.
+    """
     import torch
     from torch import nn
 
@@ -135,14 +142,13 @@ def make_network():
             super().__init__()
             self.by2 = nn.Sequential(block(3, 16, 2), block(16, 16))
             self.by4 = nn.Sequential(block(16, 32, 2), block(32, 32))
-            self.by8 = nn.Sequential(block(32, 48, 2), block(48, 48, dilation=2), block(48, 48, dilation=4),
-                                        block(48, 48, dilation=2))
+            self.by8 = nn.Sequential(block(32, 48, 2), *(block(48, 48, dilation=d) for d in dilations))
             self.up_quarter = block(48 + 32, 32)
             self.up_half = block(32 + 16, 16)
-            self.head = nn.Conv2d(16, 2, 1)
+            self.head = nn.Conv2d(16, outputs, 1)
 
         def forward(self, x):
-            x = x / 127.5 - 1.0
+            x = (x - centre) / spread
             h = self.by2(x)
             q = self.by4(h)
             e = self.by8(q)
@@ -195,13 +201,9 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
         net.load_state_dict(torch.load(resume))
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     bce = torch.nn.functional.binary_cross_entropy
-    budget = minutes * 60.0
-    start = time.time()
-    step, recent = 0, []
     train_mode(net, frozen_norms)
-    while (elapsed := time.time() - start) < budget:
-        for group in optimiser.param_groups:
-            group["lr"] = peak_lr * 0.5 * (1.0 + np.cos(np.pi * elapsed / budget))
+
+    def step_loss():
         x, y = _batch(images, target, rng, batch, crop)
         pred = net(torch.from_numpy(x))
         y = torch.from_numpy(y)
@@ -209,18 +211,32 @@ def train(data_paths: list[Path], minutes: float, out: Path, seed: int, crop: in
         # The cone's upper part is where the centre is decided: weight it up.
         weight = (1.0 + 4.0 * y[:, 1]) * y[:, 2]
         heat_loss = (bce(pred[:, 1], y[:, 1], reduction="none") * weight).mean()
-        loss = mask_loss + heat_loss
+        return mask_loss + heat_loss
+
+    train_for(minutes, optimiser, step_loss, peak_lr, log_every=25)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(net.state_dict(), out.with_suffix(".pt"))
+    export(net, out, size)
+
+
+def train_for(minutes: float, optimiser, step_loss, peak_lr: float, log_every: int) -> int:
+    """Optimise ``step_loss()`` (a fresh batch's loss each call) for a time budget, the learning rate on a cosine
+    from ``peak_lr`` to 0 over it, printing the mean loss every ``log_every`` steps; returns the steps taken."""
+    budget, start = minutes * 60.0, time.time()
+    step, recent = 0, []
+    while (elapsed := time.time() - start) < budget:
+        for group in optimiser.param_groups:
+            group["lr"] = peak_lr * 0.5 * (1.0 + np.cos(np.pi * elapsed / budget))
+        loss = step_loss()
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
         recent.append(loss.item())
         step += 1
-        if step % 25 == 0:
+        if step % log_every == 0:
             print(f"step {step} ({elapsed / 60:.1f} min) loss {np.mean(recent):.4f}", flush=True)
             recent = []
-    out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(net.state_dict(), out.with_suffix(".pt"))
-    export(net, out, size)
+    return step
 
 
 def _batch(images: np.ndarray, target: np.ndarray, rng: np.random.Generator, n: int, crop: int):

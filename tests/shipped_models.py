@@ -3,7 +3,7 @@
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 
 SCAN_MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
-               "piece_spots_doubted.onnx")
+               "piece_spots_doubted.onnx", "hands.onnx")
 
 
 def scan_models_trained() -> bool:

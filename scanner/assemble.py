@@ -235,6 +235,10 @@ class DecodeSettings:
         neighbouring sectors round its rim read a tile top ``min_missed_top`` sure, is named as a place where a
         hand or an object may hide a tile (:func:`possibly_hidden_tiles`); 13 turns it off. 4 was chosen on 640
         renders scanned before (such places held a tile 80 % of the time, 3: 74 %; models/README.md).
+    min_hand_share : a sector at least this share under a hand (:mod:`scanner.hands`) is named in its tile's
+        ``under_hand`` (:func:`hand_extra`); its letter is read as before. 0.5 was chosen on 640 renders scanned
+        before: 92 % of the tiles so named were partly hidden by a hand, and 82 % of such tiles were named (0.75: 96 %
+        and 63 %; models/README.md). Writing such sectors ``?`` instead failed its rules there (models/README.md).
     min_untaught_chroma : where the network names the pieces, a counted piece whose measured colour is at least
         this chromatic (CIELAB chroma) with a hue where no paint the models were taught lies
         (:data:`UNTAUGHT_HUE_ARCS`) is of a paint they were never taught, and is set aside
@@ -273,6 +277,7 @@ class DecodeSettings:
     min_missed_top: float = 0.9
     max_table_top: float = 0.3
     min_hidden_run: int = 4
+    min_hand_share: float = 0.5
     min_untaught_chroma: float = 20.0
     min_untaught_group: int = 2
     max_untaught_spread: float = 20.0
@@ -289,6 +294,7 @@ class TileEvidence:
     visible: float = 1.0
     pieces: tuple[PieceReading, ...] = ()
     sector_features: np.ndarray | None = None  # (12, F) colour statistics (scanner.calibration.sector_features)
+    hand_shares: np.ndarray | None = None      # (12,) share of each sector under a hand (scanner.hands)
 
 
 @dataclass(frozen=True)
@@ -355,6 +361,18 @@ def possibly_hidden_tiles(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvi
     return [evidence[h] for h in sorted(top, key=lambda h: (h.q, h.r))
             if table_top(top, h) <= settings.max_table_top and longest_cyclic_run(
                 np.asarray(evidence[h].as_tile.sector_visible) >= settings.min_missed_top) >= settings.min_hidden_run]
+
+
+def hand_extra(e: TileEvidence, settings: DecodeSettings) -> dict:
+    """A tile's ``under_hand`` field: the sectors a hand covers (``min_hand_share``), where there are any.
+
+    The sector model learnt "no tile top" from tiles hidden whole, and reads a hand over part of a tile as
+    mountain or plain; the hand model (:mod:`scanner.hands`) sees the hand, so the player is told where to look.
+    """
+    if e.hand_shares is None:
+        return {}
+    covered = [i for i in range(SECTORS) if e.hand_shares[i] >= settings.min_hand_share]
+    return {"under_hand": covered} if covered else {}
 
 
 def longest_cyclic_run(flags: np.ndarray) -> int:
@@ -1052,6 +1070,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         tile_extra = {
             "confidence": confidence,
             **inferred_extra(terrain, e.sector_visible, settings),
+            **hand_extra(e, settings),
             "visible": round(float(e.visible), 3),
             "center_px": [round(float(v), 1) for v in corners.mean(axis=0)],
             "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],

@@ -60,7 +60,8 @@ class PositionLook:
 
     ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches`
     for a tile, and ``sector_features`` its sectors' colour statistics in this frame
-    (:func:`scanner.calibration.sector_features`, measured every frame);
+    (:func:`scanner.calibration.sector_features`, measured every frame), and ``hand_shares`` the share of each
+    sector a hand covers in this frame (:func:`scanner.hands.sector_hand_shares`, measured every frame);
     an empty position beside the tiles has them too where a tile the tile-top model missed may lie
     there (:func:`scanner.assemble.with_missed_tiles`), else no sector patch and no sectors, only its
     pieces are read.
@@ -72,6 +73,7 @@ class PositionLook:
     patch_blocks: np.ndarray | None = None       # block means of the sector patch
     sectors: tuple[np.ndarray, np.ndarray] | None = None
     sector_features: np.ndarray | None = None    # (12, F) colour statistics, relative to this frame
+    hand_shares: np.ndarray | None = None        # (12,) share of each sector under a hand, in this frame
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.frames import FrameReadings, PositionLook, block_means, merge_reused, still_corners, unchanged
+from scanner.hands import MODEL_FILE as HAND_MODEL_FILE, HandModel, sector_hand_shares
 from scanner.patches import Pyramid, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, sector_visibility
@@ -113,6 +114,7 @@ class Scanner:
         self.edition = edition
         self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
+        self.hands = HandModel(self.models_dir / HAND_MODEL_FILE)
         self.pieces = PieceClassifier(self.models_dir, self.calibration.palette if self.calibration else None)
         # Calibrated on the models' own colour names: a table's calibrated palette names colours otherwise.
         self.piece_calibration = (load_piece_calibration(self.models_dir, self.pieces.versions)
@@ -127,7 +129,7 @@ class Scanner:
 
     @property
     def model_versions(self) -> dict[str, str]:
-        versions = {"sectors": self.sectors.version, "pieces": self.pieces.version}
+        versions = {"sectors": self.sectors.version, "hands": self.hands.version, "pieces": self.pieces.version}
         if self.piece_calibration is not None:
             versions["piece_confidence"] = self.piece_calibration.version
         if "tile_tops" in self.__dict__:
@@ -207,7 +209,7 @@ class Scanner:
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
-                  + frame_advice(board) + hidden_advice(board) + inferred_advice(board) + doubtful_advice(board)
+                  + frame_advice(board) + hidden_advice(board) + hand_advice(board) + inferred_advice(board) + doubtful_advice(board)
                   + untaught_advice(board) + joined_advice(board) + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
@@ -295,6 +297,10 @@ class Scanner:
             # measured relative to the whole photo.
             features = sector_features(patches)
             sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors, zip(probs, readable))
+        with timed(timings, "hands"):
+            # Every frame's: a hand moves while the tiles under it stand still.
+            hands = sector_hand_shares(self.hands.read(image_bgr), (image_bgr.shape[1], image_bgr.shape[0]),
+                                       corners[:len(tiles)])
         with timed(timings, "pieces"):
             crops = piece_crops(pyramid, corners)
             crop_blocks = block_means(crops)
@@ -306,7 +312,8 @@ class Scanner:
         looks = {c.hex: PositionLook(corners[n], crop_blocks[n], pieces[n],
                                      patch_blocks[n] if n < len(tiles) else None,
                                      sectors[n] if n < len(tiles) else None,
-                                     features[n] if n < len(tiles) else None)
+                                     features[n] if n < len(tiles) else None,
+                                     hands[n] if n < len(tiles) else None)
                  for n, c in enumerate(positions)}
         return FrameReadings(self.reading_source, looks,
                              {"sectors": sum(kept_sectors), "pieces": sum(kept_pieces)})
@@ -324,7 +331,7 @@ class Scanner:
             probs, readable = look.sectors
             return TileEvidence(cell.hex, probs, visible[cell.hex] * readable, look.corners_px / scale,
                                 float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces),
-                                look.sector_features)
+                                look.sector_features, look.hand_shares)
 
         evidence = {}
         for cell in beside:
@@ -345,7 +352,7 @@ class Scanner:
     def reading_source(self) -> tuple:
         """What reads the tiles: the reading models' versions and the calibration (see :class:`FrameReadings`)."""
         calibration = json.dumps(self.calibration.to_json(), sort_keys=True) if self.calibration else None
-        return self.sectors.version, self.pieces.version, calibration
+        return self.sectors.version, self.hands.version, self.pieces.version, calibration
 
 
 def _in_original(reading, scale: float):
@@ -419,6 +426,16 @@ def hidden_advice(board: Board) -> list[str]:
     cells = _first_few([f"({place['q']},{place['r']})" for place in hidden])
     return [f"{len(hidden)} place(s) beside the tiles read show part of a tile, too little to read it ({cells}): a "
             "hand or an object may hide a tile there, which the board leaves out. Retake the photo without it."]
+
+
+def hand_advice(board: Board) -> list[str]:
+    """One sentence about tiles a hand lies over in part (tile field ``under_hand``, :mod:`scanner.hands`), if any."""
+    covered = [t for t in board.tiles.values() if t.extra.get("under_hand")]
+    if not covered:
+        return []
+    cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in covered])
+    return [f"{len(covered)} tile(s) lie partly under a hand or an arm ({cells}): the sectors there may be misread. "
+            "Retake the photo without hands over the board."]
 
 
 def inferred_advice(board: Board) -> list[str]:

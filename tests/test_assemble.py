@@ -85,6 +85,18 @@ def test_sectors_outside_the_photo_are_unknown():
     assert board.tiles[A].terrain == "MM??MMMMMMMM"
 
 
+def test_sectors_under_a_hand_are_named_and_read_as_before():
+    shares = np.zeros(SECTORS)
+    shares[[3, 4, 5]] = [0.4, 0.5, 0.9]
+    plain = assemble({A: evidence(A, sure("MMMMMMSSSSSS"))})
+    covered = assemble({A: replace(evidence(A, sure("MMMMMMSSSSSS")), hand_shares=shares)})
+    assert covered.tiles[A].extra["under_hand"] == [4, 5]
+    assert covered.tiles[A].terrain == plain.tiles[A].terrain == "MMMMMMSSSSSS"
+    assert "under_hand" not in plain.tiles[A].extra
+    none = assemble({A: replace(evidence(A, sure("MMMMMMSSSSSS")), hand_shares=np.zeros(SECTORS))})
+    assert "under_hand" not in none.tiles[A].extra
+
+
 def test_tile_geometry_and_confidence_are_recorded():
     board = assemble({A: evidence(A, sure("PPPPPPPPPPPP", 0.99))}, settings=DecodeSettings(switch=2 / 3))
     extra = board.tiles[A].extra

@@ -61,7 +61,7 @@ def test_json_is_one_board_document(photo, capsys):
     assert doc["format"] == "fjords-board/1"
     assert doc["tiles"] and all(len(t["terrain"]) == 12 for t in doc["tiles"])
     assert {"legality", "score"} <= set(doc)
-    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "pieces", "piece_confidence"}
+    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "hands", "pieces", "piece_confidence"}
     assert doc["image"]["width"] == 1008 and doc["image"]["file"] == "table.jpg"
 
 

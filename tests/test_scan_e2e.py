@@ -59,9 +59,9 @@ def test_reading_at_true_corners(scanner, render):
 
 def test_full_scan_document_is_complete(scanner, render):
     result = scanner.scan(render.image)
-    assert set(result.timings) >= {"quality", "lattice", "sectors", "pieces", "assemble"}
+    assert set(result.timings) >= {"quality", "lattice", "sectors", "hands", "pieces", "assemble"}
     doc = result.board.to_json()
-    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "pieces", "piece_confidence"}
+    assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "hands", "pieces", "piece_confidence"}
     assert doc["tiles"] and all(0.0 <= t["confidence"] <= 1.0 and len(t["corners_px"]) == 6 for t in doc["tiles"])
     assert all(0.0 <= p["confidence"] <= 1.0 and len(p["base_px"]) == 2 for p in doc["pieces"])
     assert set(result.evidence) >= set(result.board.tiles)
@@ -272,3 +272,28 @@ def test_a_purple_player_read_as_red_is_set_aside_beside_the_red_player_and_name
     assert all(nearest(np.asarray(p["base_px"])) == "purple" for p in aside)
     assert all(nearest(np.asarray(p.extra["base_px"])) == "red" for p in result.board.pieces if p.player == "red")
     assert any("look purple or magenta" in note for note in result.advice)
+
+
+def test_tiles_partly_under_a_hand_are_named_and_read_as_without_the_hand_model(scanner):
+    from renderer import random_board, render_board
+    from renderer.boards import random_setup
+
+    seed = 993_000  # an evaluation seed: never trained on
+    render = render_board(random_board(seed, *random_setup(seed, "classic", 2)), seed, width=1008, height=756,
+                          hands=2, fill=0.8)
+    result = scanner.scan(render.image)
+    named = {t.hex: t for t in result.board.tiles.values() if t.extra.get("under_hand")}
+    assert named and any("partly under a hand" in note for note in result.advice)
+    truth = Board.from_json(render.truth)
+    comparison = compare(result.board, truth)
+    hidden = 0
+    for h in named:  # a named tile is one the truth shows partly hidden
+        true_tile = truth.tiles.get(h.rotated(comparison.rotation).translated(*comparison.translation))
+        hidden += true_tile is not None and min(true_tile.extra["sector_visible"]) < 0.5
+    assert hidden >= 0.8 * len(named)
+    # Naming them reads nothing differently: the same board as a decode that names no sector.
+    unnamed = scanner.decode(result.evidence, result.image_bgr.shape, settings=replace(scanner.settings,
+                                                                                        min_hand_share=2.0))
+    assert {h: t.terrain for h, t in unnamed.tiles.items()} == {h: t.terrain for h, t in result.board.tiles.items()}
+    assert unnamed.pieces == result.board.pieces
+    assert not any(t.extra.get("under_hand") for t in unnamed.tiles.values())

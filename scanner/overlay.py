@@ -43,6 +43,14 @@ def _text(image: np.ndarray, text: str, at, scale: float, colour=(255, 255, 255)
     cv2.putText(image, text, org, FONT, scale, colour, thickness, cv2.LINE_AA)
 
 
+def _boxed_text(image: np.ndarray, text: str, at, scale: float, colour) -> None:
+    """Text as :func:`_text` does it, in ``colour`` and inside a box of that colour: a mark that is not colour alone."""
+    (w, h), _ = cv2.getTextSize(text, FONT, scale, 1)
+    _text(image, text, at, scale, colour)
+    corner = np.array([w / 2 + 2, h / 2 + 2])
+    cv2.rectangle(image, tuple(np.round(at - corner).astype(int)), tuple(np.round(at + corner).astype(int)), colour, 1)
+
+
 def _dashed_polygon(image: np.ndarray, pts: np.ndarray, colour, thickness: int, dash: float) -> None:
     for a, b in zip(pts, np.roll(pts, -1, axis=0)):
         length = float(np.linalg.norm(b - a))
@@ -92,10 +100,15 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         else:
             _dashed_polygon(out, corners, TERRAIN_BGR["?"], max(2, int(radius / 25)), max(4.0, radius / 8))
         told = set(tile.extra.get("inferred_sectors", ()))
+        covered = set(tile.extra.get("under_hand", ()))
         for i in range(SECTORS):
             at = sector_triangle(corners, i).mean(axis=0) * 0.4 + sector_triangle(corners, i)[1:].mean(axis=0) * 0.6
             # Lower case: a letter the edge rule gave a sector the photo does not show.
-            _text(out, tile.terrain[i].lower() if i in told else tile.terrain[i], at, font * 0.8)
+            letter = tile.terrain[i].lower() if i in told else tile.terrain[i]
+            if i in covered:  # boxed, in the unread colour: a hand lies over the sector, its letter may be wrong
+                _boxed_text(out, letter, at, font * 0.8, TERRAIN_BGR["?"])
+            else:
+                _text(out, letter, at, font * 0.8)
         player = owner.get((tile.hex.q, tile.hex.r))
         if player is not None:
             _text(out, letters.get(player, "?").lower(), corners.mean(axis=0), font * 1.2, (255, 255, 255), 2)
@@ -179,6 +192,7 @@ def _legend(image: np.ndarray, board: Board, letters: Mapping[str, str], score: 
     lines = [f"{letters[p]} = {p}: {score.get(p, 0)} pt" for p in letters]
     lines.append("S sea  M mountain  P plain  ? unread  s m p: hidden, told by the edge beside it")
     lines.append("square house  circle settler  triangle rune  hatched: contested")
+    lines.append("boxed letter: a hand lies over it, may be misread")
     text_scale = max(0.5, image.shape[1] / 1600)
     thickness = max(1, int(math.ceil(text_scale)))
     height = int(32 * text_scale)

@@ -5,18 +5,20 @@ import numpy as np
 from fjords.board import Board, Piece, Tile
 from fjords.geometry import Hex
 from scanner.overlay import TERRAIN_BGR, draw_overlay, freest_corner
-from scanner.pipeline import (doubtful_advice, frame_advice, hidden_advice, inferred_advice, joined_advice,
-                              untaught_advice)
+from scanner.pipeline import (doubtful_advice, frame_advice, hand_advice, hidden_advice, inferred_advice,
+                              joined_advice, untaught_advice)
 
 DOUBTFUL = {"q": 0, "r": 0, "sector": 3, "kind": "settler", "player": "red", "confidence": 0.3,
             "base_px": [100.0, 80.0]}
 
 
-def _board(doubtful: list, told: tuple[int, ...] = (), pieces: tuple[Piece, ...] = ()) -> Board:
+def _board(doubtful: list, told: tuple[int, ...] = (), pieces: tuple[Piece, ...] = (),
+           under_hand: tuple[int, ...] = ()) -> Board:
     corners = [[100 + 50 * np.cos(np.radians(30 + 60 * k)), 80 - 50 * np.sin(np.radians(30 + 60 * k))]
                for k in range(6)]
     told_extra = {"inferred_sectors": list(told)} if told else {}
-    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners, **told_extra})
+    hand_extra = {"under_hand": list(under_hand)} if under_hand else {}
+    tile = Tile(Hex(0, 0), "P" * 12, extra={"corners_px": corners, **told_extra, **hand_extra})
     extra = {"image": {"width": 200, "height": 160}}
     if doubtful:
         extra["doubtful_pieces"] = doubtful
@@ -120,3 +122,15 @@ def test_tiles_running_past_the_edge_of_the_photo_are_named_in_the_advice():
     (sentence,) = frame_advice(cut)
     assert sentence.startswith("1 tile(s) run past the edge of the photo ((0,0))") and "whole board" in sentence
     assert frame_advice(Board.from_tiles(list(board.tiles.values()), [])) == []  # no photo size: nothing to tell
+
+
+def test_sectors_under_a_hand_are_boxed_in_the_unread_colour_and_their_tiles_named_in_the_advice():
+    image = np.full((160, 200, 3), 128, np.uint8)
+    plain, covered = draw_overlay(image, _board([])), draw_overlay(image, _board([], under_hand=(0, 1)))
+    changed = np.any(plain != covered, axis=2)
+    ys, xs = np.nonzero(changed)
+    assert changed.sum() > 20 and xs.mean() > 100  # sectors 0 and 1 lie east of the centre
+    assert np.any(np.all(covered == TERRAIN_BGR["?"], axis=2) & changed)
+    assert hand_advice(_board([])) == []
+    (sentence,) = hand_advice(_board([], under_hand=(0, 1)))
+    assert sentence.startswith("1 tile(s) lie partly under a hand or an arm ((0,0))")

@@ -168,6 +168,8 @@ class Scanner:
             report = check_quality(image_bgr)
         with timed(timings, "lattice"):
             lattices = find_lattices(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
+        with timed(timings, "hands"):  # once per photo, for every lattice read on it
+            hand_map = self.hands.read(image_bgr)
         # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
         # the one read surest kept: a lattice off the tiles reads patches that are no sector. Read one at a time,
         # so that no more than two readings are held.
@@ -175,7 +177,7 @@ class Scanner:
         sureness = []
         for look in lattices:
             read = self._read_lattice(image_bgr, look, previous=previous, scale=scale, original_size=original_size,
-                                      file=file, timings=timings)
+                                      file=file, timings=timings, hand_map=hand_map)
             sureness.append(mean_tile_confidence(read[3]))
             if best is None or sureness[-1] > mean_tile_confidence(best[3]):
                 best = read
@@ -194,7 +196,7 @@ class Scanner:
                     continue
                 if believed and view.same_tiles(lattices[index]):
                     continue  # read again, the same tiles would read the same: half the view's cost saved
-                read = self._read_lattice(image_bgr, view, previous=previous, scale=scale,
+                read = self._read_lattice(image_bgr, view, previous=previous, scale=scale, hand_map=hand_map,
                                           original_size=original_size, file=file, timings=timings)
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
                     best = read
@@ -209,21 +211,22 @@ class Scanner:
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
-                  + frame_advice(board) + hidden_advice(board) + hand_advice(board) + inferred_advice(board) + doubtful_advice(board)
-                  + untaught_advice(board) + joined_advice(board) + palette_advice(board, self.calibration))
+                  + frame_advice(board) + hidden_advice(board) + hand_advice(board) + inferred_advice(board)
+                  + doubtful_advice(board) + untaught_advice(board) + joined_advice(board) + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 
     def _read_lattice(self, image_bgr: np.ndarray, lattice: LatticeFit, *, previous: ScanResult | None,
                       scale: float, original_size: tuple[int, int] | None, file: str | None,
-                      timings: dict[str, float]) -> tuple[LatticeFit, FrameReadings, dict, Board]:
+                      timings: dict[str, float],
+                      hand_map: np.ndarray) -> tuple[LatticeFit, FrameReadings, dict, Board]:
         """Classify and decode the tiles of one lattice of the photo (:meth:`scan`), without the photo's own
         terrain look: fitted to the sure reading of a lattice off the tiles, it makes that reading surer too,
         and lattices are compared by how sure their reading is."""
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
-                                 previous=previous.readings if previous else None)
+                                 previous=previous.readings if previous else None, hand_map=hand_map)
         evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
@@ -264,11 +267,14 @@ class Scanner:
         return self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
 
     def classify(self, image_bgr: np.ndarray, cells: list, *, beside: list = (),
-                 timings: dict[str, float] | None = None, previous: FrameReadings | None = None) -> FrameReadings:
+                 timings: dict[str, float] | None = None, previous: FrameReadings | None = None,
+                 hand_map: np.ndarray | None = None) -> FrameReadings:
         """Run the classifiers on the tiles the lattice sees and the empty positions ``beside`` them.
 
         ``previous`` is the last video frame's :class:`FrameReadings`: a tile whose sector patch, or a
         position whose piece crop, has not changed since keeps what was read then (:mod:`scanner.frames`).
+        ``hand_map`` is the hand model's reading of ``image_bgr`` (:meth:`scanner.hands.HandModel.read`), read here
+        where not given.
         """
         timings = {} if timings is None else timings
         if previous is not None and previous.source != self.reading_source:
@@ -299,8 +305,8 @@ class Scanner:
             sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors, zip(probs, readable))
         with timed(timings, "hands"):
             # Every frame's: a hand moves while the tiles under it stand still.
-            hands = sector_hand_shares(self.hands.read(image_bgr), (image_bgr.shape[1], image_bgr.shape[0]),
-                                       corners[:len(tiles)])
+            hand_map = self.hands.read(image_bgr) if hand_map is None else hand_map
+            hands = sector_hand_shares(hand_map, (image_bgr.shape[1], image_bgr.shape[0]), corners[:len(tiles)])
         with timed(timings, "pieces"):
             crops = piece_crops(pyramid, corners)
             crop_blocks = block_means(crops)

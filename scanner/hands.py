@@ -2,10 +2,11 @@
 
 A small network (``models/hands.onnx``, trained on renders by :mod:`scanner.train_hands`) reads the photo shrunk
 to :data:`HAND_SIDE` pixels on its long side and gives, at half that resolution, the chance that each pixel shows
-an arm or a hand. The share of each sector a hand covers (:func:`sector_hand_shares`) lowers what the scan counts
-as shown of that sector, so that a sector under a hand is written ``?`` (or told by the edge beside it) instead of
-read as the terrain the hand happens to look like: the sector model learnt "no tile top" from tiles hidden whole,
-and reads a hand over part of a tile as mountain or plain.
+an arm or a hand. The share of each sector a hand covers (:func:`sector_hand_shares`) travels with the tile's
+evidence, and the sectors mostly under a hand are named in the tile's ``under_hand`` field, in the advice and on
+the overlay (:func:`scanner.assemble.hand_extra`): the sector model learnt "no tile top" from tiles hidden whole,
+and reads a hand over part of a tile as mountain or plain. Their letters are read as without the hand model;
+writing them ``?`` instead failed its rules (models/README.md, fifty-fifth session).
 """
 
 from __future__ import annotations

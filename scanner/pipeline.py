@@ -212,7 +212,8 @@ class Scanner:
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
                   + frame_advice(board) + hidden_advice(board) + hand_advice(board) + inferred_advice(board)
-                  + doubtful_advice(board) + untaught_advice(board) + joined_advice(board) + palette_advice(board, self.calibration))
+                  + doubtful_advice(board) + untaught_advice(board) + joined_advice(board)
+                  + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 

@@ -5,9 +5,11 @@ half that resolution, the share of each pixel an arm or hand covers (the rendere
 :attr:`renderer.Render.hand_mask`). Training seeds only (:func:`scanner.holdout.is_training_seed`); each render
 draws 0, 1 or 2 arms, so that prints and tables with no hand are seen too.
 
-    python -m scanner.train_hands data --count 400 --seed 89716 --out out/hands-a.npz
-    python -m scanner.train_hands train --data out/hands-a.npz out/hands-b.npz --minutes 15
+    python -m scanner.train_hands data --count 800 --seed 89716 --out out/hands-a.npz
+    python -m scanner.train_hands train --data out/hands-a.npz out/hands-b.npz --minutes 14
     python -m scanner.train_hands evaluate --data out/hands-c.npz
+
+(the shipped model's whole recipe, a second run resumed from the first: models/README.md).
 
 Needs the ``[train]`` extra (torch, onnx) to train; the scanner itself only runs the ONNX file.
 """

@@ -53,12 +53,17 @@ def test_pieces_of_an_untaught_paint_get_their_own_advice_not_the_doubtful_ones(
     assert untaught_advice(_board([DOUBTFUL])) == []
 
 
-def test_a_told_sector_is_drawn_in_lower_case_and_named_in_the_advice():
+def _marked(**marks) -> tuple[np.ndarray, np.ndarray]:
+    """The overlay of the one-tile board with ``marks`` (``_board``'s keywords), and the pixels it changes against
+    the plain board's."""
     image = np.full((160, 200, 3), 128, np.uint8)
-    plain, told = draw_overlay(image, _board([])), draw_overlay(image, _board([], told=(0, 1)))
-    changed = np.any(plain != told, axis=2)
-    ys, xs = np.nonzero(changed)
-    assert changed.sum() > 5 and xs.mean() > 100  # sectors 0 and 1 lie east of the centre
+    marked = draw_overlay(image, _board([], **marks))
+    return marked, np.any(draw_overlay(image, _board([])) != marked, axis=2)
+
+
+def test_a_told_sector_is_drawn_in_lower_case_and_named_in_the_advice():
+    _, changed = _marked(told=(0, 1))
+    assert changed.sum() > 5 and np.nonzero(changed)[1].mean() > 100  # sectors 0 and 1 lie east of the centre
     assert inferred_advice(_board([])) == []
     (sentence,) = inferred_advice(_board([], told=(0, 1)))
     assert sentence.startswith("2 sector(s) hidden") and "(0,0)" in sentence
@@ -125,11 +130,8 @@ def test_tiles_running_past_the_edge_of_the_photo_are_named_in_the_advice():
 
 
 def test_sectors_under_a_hand_are_boxed_in_the_unread_colour_and_their_tiles_named_in_the_advice():
-    image = np.full((160, 200, 3), 128, np.uint8)
-    plain, covered = draw_overlay(image, _board([])), draw_overlay(image, _board([], under_hand=(0, 1)))
-    changed = np.any(plain != covered, axis=2)
-    ys, xs = np.nonzero(changed)
-    assert changed.sum() > 20 and xs.mean() > 100  # sectors 0 and 1 lie east of the centre
+    covered, changed = _marked(under_hand=(0, 1))
+    assert changed.sum() > 20 and np.nonzero(changed)[1].mean() > 100  # sectors 0 and 1 lie east of the centre
     assert np.any(np.all(covered == TERRAIN_BGR["?"], axis=2) & changed)
     assert hand_advice(_board([])) == []
     (sentence,) = hand_advice(_board([], under_hand=(0, 1)))

@@ -64,7 +64,7 @@ def test_input_size_keeps_the_shape_in_multiples_of_eight():
 
 @pytest.mark.skipif(not scan_models_trained(), reason="models not trained")
 def test_the_hand_network_finds_the_hands_of_a_render_it_never_saw():
-    # Seed 993,000 is an evaluation seed: never trained on.
+    # Seed 993,000 lies among the sessions' judge seeds: no model trained on it.
     board = random_board(993_000, "classic", 2)
     covered = render_board(board, 993_000, width=1008, height=756, hands=2, fill=0.8)
     clear = render_board(board, 993_000, width=1008, height=756, hands=0, fill=0.8)

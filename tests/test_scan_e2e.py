@@ -278,7 +278,7 @@ def test_tiles_partly_under_a_hand_are_named_and_read_as_without_the_hand_model(
     from renderer import random_board, render_board
     from renderer.boards import random_setup
 
-    seed = 993_000  # an evaluation seed: never trained on
+    seed = 993_000  # among the sessions' judge seeds: no model trained on it
     render = render_board(random_board(seed, *random_setup(seed, "classic", 2)), seed, width=1008, height=756,
                           hands=2, fill=0.8)
     result = scanner.scan(render.image)

@@ -84,15 +84,15 @@ def score_fit(cells: dict, truth: dict, score: GeometryScore) -> list[str]:
     if len(pairs) < len(fitted):
         extra = [fitted[i].hex for i in set(range(len(fitted))) - {i for i, _ in pairs}]
         notes.append(f"invented {len(extra)}: {extra[:5]}")
-    best_k, best_count, best_delta = 0, -1, (0, 0)
+    best_k, best_count = 0, -1
     for k in range(6):
         votes = Counter()
         for i, j in pairs:
             turned = fitted[i].hex.rotated(k)
             votes[(true_tiles[j]["q"] - turned.q, true_tiles[j]["r"] - turned.r)] += 1
-        delta, count = votes.most_common(1)[0] if votes else ((0, 0), 0)
+        count = votes.most_common(1)[0][1] if votes else 0
         if count > best_count:
-            best_k, best_count, best_delta = k, count, delta
+            best_k, best_count = k, count
     wrong = len(pairs) - best_count
     score.adjacency_errors += wrong
     if wrong:

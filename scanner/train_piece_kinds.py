@@ -26,7 +26,6 @@ from scanner.training import export_onnx, fit, load_fields, stage_main, start_fr
 def build_model(kinds: int = len(PIECE_KINDS)):
     """A small CNN: 40×40 close-up → kind logits (``kinds`` of them: none, house, settler, runestone) and colour
     logits."""
-    import torch
     from torch import nn
 
     def conv(cin, cout):

@@ -15,7 +15,7 @@ from scanner.onnx_model import OnnxModel
 from scanner.patches import PIECE_CROP
 from scanner.pieces import COLOUR_NAMES, MODEL_FILE, PIECE_KINDS
 from scanner.sectors import softmax, to_tensor
-from scanner.training import ReadingSamples, export_onnx, fit, load_fields, photometric_jitter, stage_main, start_from
+from scanner.training import ReadingSamples, export_onnx, fit, load_fields, stage_main, start_from
 
 
 def build_model():

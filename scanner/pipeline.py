@@ -395,7 +395,7 @@ def unread_advice(board: Board) -> list[str]:
     unsure = [t for t in board.tiles.values() if not t.known]
     if not unsure:
         return []
-    cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in unsure])
+    cells = _tile_cells(unsure)
     return [f"{len(unsure)} tile(s) not read with certainty ({cells}): check them, or retake the photo "
             "from straight above without hands or glare over the board."]
 
@@ -420,7 +420,7 @@ def frame_advice(board: Board) -> list[str]:
     cut = tiles_past_edge(board)
     if not cut:
         return []
-    cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in cut])
+    cells = _tile_cells(cut)
     return [f"{len(cut)} tile(s) run past the edge of the photo ({cells}): the board may go on beyond it, where the "
             "scan sees nothing. Retake the photo with the whole board in the picture."]
 
@@ -440,7 +440,7 @@ def hand_advice(board: Board) -> list[str]:
     covered = [t for t in board.tiles.values() if t.extra.get("under_hand")]
     if not covered:
         return []
-    cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in covered])
+    cells = _tile_cells(covered)
     return [f"{len(covered)} tile(s) lie partly under a hand or an arm ({cells}): the sectors there may be misread. "
             "Retake the photo without hands over the board."]
 
@@ -451,7 +451,7 @@ def inferred_advice(board: Board) -> list[str]:
     if not told:
         return []
     count = sum(len(t.extra["inferred_sectors"]) for t in told)
-    cells = _first_few([f"({t.hex.q},{t.hex.r})" for t in told])
+    cells = _tile_cells(told)
     return [f"{count} sector(s) hidden under a hand or a piece, or outside the photo, were filled in from the "
             f"matching edge of the tile beside them ({cells}): check them if a tile there may be laid wrong."]
 
@@ -509,6 +509,11 @@ def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:
 def _named(pieces: list) -> str:
     """The first few pieces as "colour kind at (q,r)" (:func:`_first_few`)."""
     return _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in pieces])
+
+
+def _tile_cells(tiles) -> str:
+    """The first few tiles' cells as "(q,r)", comma-separated (:func:`_first_few`)."""
+    return _first_few([f"({t.hex.q},{t.hex.r})" for t in tiles])
 
 
 def _first_few(names: list[str], most: int = 6) -> str:

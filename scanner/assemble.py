@@ -120,7 +120,7 @@ from fjords.piece_checks import piece_verdicts
 from fjords.rules import Rules
 from scanner.calibration import FEATURE_NAMES, photo_terrain_look
 from scanner.confidence import PieceCalibration, board_confidence, piece_features, sole_in_colour
-from scanner.pieces import PIECE_KINDS, PieceReading, rgb_to_lab
+from scanner.pieces import PIECE_KINDS, PieceReading, palette_named, photo_light, rgb_to_lab
 
 
 @dataclass(frozen=True)
@@ -991,6 +991,27 @@ def inferred_edition(pieces: list[Piece]) -> str:
     classic edition has no rune stones and seats two players), else the classic edition."""
     runestone = any(piece.kind == "runestone" for piece in pieces)
     return "2022" if runestone or len({piece.player for piece in pieces if piece.player}) > 2 else "classic"
+
+
+def with_palette_names(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence],
+                       palette: Mapping[str, tuple[int, int, int]]) -> dict[Hex, TileEvidence | EmptyPositionEvidence]:
+    """The evidence with its pieces' colours named by a calibrated palette under this photo's light.
+
+    The light (:func:`scanner.pieces.photo_light`) is fitted on the pieces read on tiles (present at least
+    ``0.5``, rune stones aside: they are no player's paint), then every reading that fits the palette as measured
+    is named by it at that light; the others keep the network's names (:func:`scanner.pieces.palette_named`).
+    """
+    seen = [r.rgb for e in evidence.values() if isinstance(e, TileEvidence) for r in e.pieces
+            if 1.0 - r.kind_probs[0] >= 0.5 and r.kind != "runestone"]
+    gain = photo_light(np.array(seen), palette)
+
+    def named(e):
+        if e is None or not e.pieces:
+            return e
+        e = replace(e, pieces=tuple(palette_named(r, palette, gain) for r in e.pieces))
+        return replace(e, as_tile=named(e.as_tile)) if isinstance(e, EmptyPositionEvidence) else e
+
+    return {h: named(e) for h, e in evidence.items()}
 
 
 def with_photo_look(evidence: Mapping[Hex, TileEvidence], posterior: Mapping[Hex, np.ndarray],

@@ -30,10 +30,12 @@ the peak stands in for the presence model's reading (:data:`MIN_LONE_SPOT`).
 
 With a calibration (player name → RGB of that table's pieces) colours are
 named instead by the nearest calibrated colour in CIELAB, measured from the
-piece's own pixels between its base and its top. A piece whose colour lies
-further than :data:`PALETTE_FIT` from every calibrated player's (a player the
-calibration does not know, or another copy's calibration) is named among the
-standard names, as without a calibration.
+piece's own pixels between its base and its top, once the photo's light on its
+pieces is fitted (:func:`photo_light`, :func:`palette_named`; the scan does
+this over the whole photo's readings, :func:`scanner.assemble.with_palette_names`).
+A piece whose colour lies further than :data:`PALETTE_FIT` from every calibrated
+player's (a player the calibration does not know, or another copy's calibration)
+is named among the standard names, as without a calibration.
 
 ``python -m scanner.pieces train|evaluate --help`` trains and measures the
 presence model (see :mod:`scanner.train_pieces`; the others:
@@ -42,7 +44,7 @@ presence model (see :mod:`scanner.train_pieces`; the others:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -165,6 +167,54 @@ def palette_probs(rgb: tuple[int, int, int], palette: Mapping[str, tuple[int, in
     return (probs, names) if nearest <= PALETTE_FIT else None
 
 
+LIGHT_PRIOR = 200.0
+"""Weight of the prior on the photo's light (:func:`photo_light`), per piece, in ΔE² per squared log gain: a gain of
+1.5 on one channel costs 33 ΔE² a piece, so it is taken only where it brings the pieces' squared distances to their
+players down by more (from ΔE 10 to 8 each, say). Chosen on 20 copies of training styles and paints among 10, 50
+and 200 (models/README.md)."""
+_LIGHT_STEPS = np.linspace(-1.0, 1.0, 41)
+_BALANCE_STEPS = np.linspace(-0.6, 0.6, 13)
+_LIGHT_LOGS = np.array([[b + r, b, b + u] for b in _LIGHT_STEPS for r in _BALANCE_STEPS for u in _BALANCE_STEPS])
+"""The log gains (red, green, blue) :func:`photo_light` tries: a brightness (0.37–2.7 times) and the red and blue
+channels' balance against green (0.55–1.8 times)."""
+
+
+def photo_light(rgbs: np.ndarray, palette: Mapping[str, tuple[int, int, int]]) -> np.ndarray:
+    """The gain (3,) on RGB that brings a photo's pieces nearest its calibrated palette.
+
+    A calibration measures its players' colours under the calibration photo's lamp and exposure; another photo of
+    the table shows the same paints lighter or darker and warmer or cooler, and ΔE, dominated by lightness, then
+    names a dark orange piece after a dark purple player. The gain minimises, over the photo's pieces ``rgbs``
+    (n, 3) that fit the palette as measured (:func:`palette_probs`), each one's squared ΔE to its nearest calibrated
+    colour after the gain (capped at :data:`PALETTE_FIT`), plus :data:`LIGHT_PRIOR` times the squared log gains per
+    piece; found on a grid (:data:`_LIGHT_LOGS`). Pieces of players the calibration does not know take no part: a
+    light that dragged them into the palette would name them after its players. Fewer than two fitting pieces tell
+    nothing about the light: gain 1.
+    """
+    rgbs = np.asarray(rgbs, dtype=np.float64).reshape(-1, 3)
+    rgbs = rgbs[[palette_probs(tuple(rgb), palette) is not None for rgb in rgbs]] if len(rgbs) else rgbs
+    if len(rgbs) < 2:
+        return np.ones(3)
+    gains = np.exp(_LIGHT_LOGS)
+    labs = rgb_to_lab(np.clip(gains[:, None, :] * rgbs[None], 0, 255).reshape(-1, 3)).reshape(len(gains), len(rgbs), 3)
+    players = rgb_to_lab(np.array(list(palette.values())))
+    nearest = ((labs[:, :, None, :] - players[None, None]) ** 2).sum(axis=-1).min(axis=-1)
+    cost = np.minimum(nearest, PALETTE_FIT ** 2).sum(axis=1) + LIGHT_PRIOR * len(rgbs) * (_LIGHT_LOGS ** 2).sum(axis=1)
+    return gains[int(np.argmin(cost))]
+
+
+def palette_named(reading: PieceReading, palette: Mapping[str, tuple[int, int, int]],
+                  gain: np.ndarray) -> PieceReading:
+    """The reading's colour named by the palette at the photo's light (:func:`photo_light`) where, as measured, it
+    fits a calibrated player (:func:`palette_probs`); else the network's naming, as read. The light changes which
+    player names a piece, never whether one does."""
+    if palette_probs(reading.rgb, palette) is None:
+        return reading
+    rgb = tuple(int(v) for v in np.clip(np.round(np.asarray(gain) * np.asarray(reading.rgb, np.float64)), 0, 255))
+    probs, names, _ = calibrated_colour_probs(rgb, palette)
+    return replace(reading, colour_probs=probs, colour_names=names)
+
+
 def piece_rgb(image: np.ndarray, base: np.ndarray, top: np.ndarray, radius: float) -> tuple[int, int, int]:
     """Median RGB of the pixels around the middle of the base-to-top line of a piece."""
     h, w = image.shape[:2]
@@ -223,21 +273,20 @@ def count_spots(heat: np.ndarray, min_second: float = MIN_SECOND_SPOT) -> list[i
 
 
 class PieceClassifier:
-    """Reads the pieces (or their absence) on tiles given by their image corners.
+    """Reads the pieces (or their absence) on tiles given by their image corners, colours named by the network
+    (a calibrated palette names them per photo afterwards: :func:`palette_named`).
 
     Parameters
     ----------
     models_dir : path to the folder holding ``pieces.onnx``, ``piece_kinds.onnx``, ``piece_spots.onnx`` and
         ``piece_spots_doubted.onnx``.
-    palette : optional calibration, player name → RGB of that player's pieces.
     """
 
-    def __init__(self, models_dir: str | Path, palette: Mapping[str, tuple[int, int, int]] | None = None):
+    def __init__(self, models_dir: str | Path):
         self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
         self.kinds = OnnxModel(Path(models_dir) / KINDS_MODEL_FILE)
         self.spots = OnnxModel(Path(models_dir) / SPOTS_MODEL_FILE)
         self.doubted_spots = OnnxModel(Path(models_dir) / DOUBTED_SPOTS_MODEL_FILE)
-        self.palette = dict(palette) if palette else None
 
     @property
     def version(self) -> str:
@@ -349,11 +398,8 @@ class PieceClassifier:
         for k, n in enumerate(tiles):
             base, top = ends[k]
             rgb = piece_rgb(image, base, top, radii[k] * 0.06)
-            probs, names = colour_probs[k], COLOUR_NAMES
-            fitted = palette_probs(rgb, self.palette) if self.palette else None
-            if fitted:
-                probs, names = fitted
-            readings[n].append(PieceReading(kind_probs[k], probs, names, (float(base[0]), float(base[1])),
+            readings[n].append(PieceReading(kind_probs[k], colour_probs[k], COLOUR_NAMES,
+                                            (float(base[0]), float(base[1])),
                                             (float(top[0]), float(top[1])), sector_at(corners[n], base), rgb,
                                             float(close_up_piece[k])))
         return [tuple(r) for r in readings]

@@ -24,7 +24,8 @@ import numpy as np
 
 from fjords.board import Board
 from fjords.rules import Rules
-from scanner.assemble import DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, may_be_missed_tile
+from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, may_be_missed_tile,
+                              with_palette_names)
 from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
@@ -115,10 +116,11 @@ class Scanner:
         self.calibration = load_calibration(calibration)
         self.sectors = SectorClassifier(self.models_dir)
         self.hands = HandModel(self.models_dir / HAND_MODEL_FILE)
-        self.pieces = PieceClassifier(self.models_dir, self.calibration.palette if self.calibration else None)
+        self.pieces = PieceClassifier(self.models_dir)
+        self.palette = self.calibration.palette if self.calibration else None
         # Calibrated on the models' own colour names: a table's calibrated palette names colours otherwise.
         self.piece_calibration = (load_piece_calibration(self.models_dir, self.pieces.versions)
-                                  if piece_calibration and not self.pieces.palette else None)
+                                  if piece_calibration and not self.palette else None)
 
     @cached_property
     def tile_tops(self):
@@ -353,7 +355,7 @@ class Scanner:
             if cell.hex not in evidence:  # present but hidden: every sector unread
                 evidence[cell.hex] = TileEvidence(cell.hex, np.full((12, 3), 1 / 3), np.zeros(12),
                                                   np.asarray(cell.corners_px) / scale, float(cell.visible))
-        return evidence
+        return with_palette_names(evidence, self.palette) if self.palette else evidence
 
     @cached_property
     def reading_source(self) -> tuple:

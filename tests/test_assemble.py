@@ -11,7 +11,7 @@ from fjords.board import Piece
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
                               UNTAUGHT_HUE_ARCS, longest_cyclic_run, place_piece, ring_marginals,
-                              shade_posterior, shade_split, untaught_paints, with_photo_look)
+                              shade_posterior, shade_split, untaught_paints, with_palette_names, with_photo_look)
 from scanner.confidence import FEATURES, PieceCalibration
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
@@ -506,6 +506,20 @@ def test_a_grey_piece_read_white_is_sorted_by_its_lightness_among_the_light_piec
     off = DecodeSettings(alike_split=float("inf"))
     assert players(WHITE_PIECES + GREY_PIECES + [misread], settings=off)[5] == "white"
     assert players(WHITE_PIECES + [misread]) == ["white"] * 4
+
+
+def test_a_palette_names_the_pieces_under_the_photos_light_fitted_on_the_pieces_on_tiles():
+    table = {"orange": (216, 139, 61), "purple": (75, 39, 74)}  # as the calibration photo showed them
+    dark_orange, dark_purple = (replace(reading(1, 0), rgb=rgb) for rgb in ((80, 46, 19), (30, 15, 31)))
+    beside = replace(reading(3, 0), rgb=(80, 46, 19))  # a rune stone beside the tiles: named, no say in the light
+    named = with_palette_names({A: evidence(A, sure("P" * 12), dark_orange, dark_orange),
+                                B: evidence(B, sure("P" * 12), dark_purple),
+                                Hex(2, 0): EmptyPositionEvidence(Hex(2, 0), CORNERS, (beside,),
+                                                                 evidence(Hex(2, 0), sure("P" * 12), beside))}, table)
+    assert [r.colour for r in named[A].pieces + named[B].pieces] == ["orange", "orange", "purple"]
+    assert named[Hex(2, 0)].pieces[0].colour == named[Hex(2, 0)].as_tile.pieces[0].colour == "orange"
+    # At the calibration photo's light the dark orange pieces would read purple.
+    assert with_palette_names({A: evidence(A, sure("P" * 12), dark_orange)}, table)[A].pieces[0].colour == "purple"
 
 
 def test_a_piece_named_by_a_palette_without_grey_is_left_out_of_the_sort():

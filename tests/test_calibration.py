@@ -128,7 +128,7 @@ def test_a_scan_whose_calibration_names_by_the_network_reads_pieces_as_without_o
     plain = Scanner()
     network = Scanner(calibration=Calibration("home", {"red": (200, 40, 40)}, colour_naming=NETWORK_NAMING))
     palette = Scanner(calibration=Calibration("home", {"red": (200, 40, 40)}))
-    assert network.pieces.palette is None and palette.pieces.palette == {"red": (200, 40, 40)}
+    assert network.palette is None and palette.palette == {"red": (200, 40, 40)}
     # The piece confidence is fitted on the network's colour names: it applies where the network names pieces.
     assert network.piece_calibration is not None and plain.piece_calibration is not None
     assert palette.piece_calibration is None

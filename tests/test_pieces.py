@@ -6,8 +6,8 @@ import pytest
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import PIECE_CROP, PIECE_WINDOW, apply_homography, piece_window_matrix
 from scanner.pieces import (COLOUR_NAMES, MAX_PIECES_PER_TILE, MIN_SECOND_SPOT, PALETTE_FIT, PIECE_KINDS,
-                            SPOT_GRID, SPOTS_MODEL_FILE, Spot, calibrated_colour_probs, count_spots, crowding_spots,
-                            find_spots, piece_rgb)
+                            SPOT_GRID, SPOTS_MODEL_FILE, PieceReading, Spot, calibrated_colour_probs, count_spots,
+                            crowding_spots, find_spots, palette_named, photo_light, piece_rgb)
 
 PALETTE = {"red": (200, 30, 40), "orange": (240, 130, 20), "blue": (30, 60, 200), "white": (240, 240, 235)}
 
@@ -26,6 +26,47 @@ def test_calibrated_colour_is_the_nearest_in_lab(rgb, name):
 def test_a_colour_far_from_every_calibrated_one_does_not_fit_the_palette():
     assert calibrated_colour_probs((40, 140, 60), PALETTE)[2] > PALETTE_FIT  # green, among red/orange/blue/white
     assert calibrated_colour_probs((200, 30, 40), PALETTE)[2] == pytest.approx(0.0, abs=1e-6)
+
+
+# A table's two players as a calibration photo measured them (held-out copy 2), and a darker photo of the same table.
+TABLE = {"orange": (216, 139, 61), "purple": (75, 39, 74)}
+DARK_ORANGE, DARK_PURPLE = (80, 46, 19), (30, 15, 31)
+
+
+def reading(rgb, colour="red") -> PieceReading:
+    colours = np.zeros(len(COLOUR_NAMES))
+    colours[COLOUR_NAMES.index(colour)] = 1.0
+    return PieceReading(np.array([0.0, 1.0, 0.0, 0.0]), colours, COLOUR_NAMES, (0.0, 0.0), (0.0, -10.0), 0, rgb)
+
+
+def named(rgb, gain) -> str:
+    return palette_named(reading(rgb), TABLE, gain).colour
+
+
+def test_a_dark_photo_names_a_dark_orange_piece_purple_at_the_calibration_photos_light():
+    assert named(DARK_ORANGE, np.ones(3)) == "purple"
+
+
+def test_the_photos_light_fitted_on_its_pieces_names_them_after_their_players():
+    gain = photo_light(np.array([DARK_ORANGE] * 3 + [DARK_PURPLE] * 2), TABLE)
+    assert gain.min() > 1.2  # lighter: the photo was darker than the calibration photo
+    assert named(DARK_ORANGE, gain) == "orange" and named(DARK_PURPLE, gain) == "purple"
+
+
+def test_pieces_at_the_calibrated_colours_keep_the_calibration_photos_light():
+    assert np.allclose(photo_light(np.array([TABLE["orange"], TABLE["purple"], TABLE["orange"]]), TABLE), 1.0)
+
+
+def test_one_piece_tells_nothing_about_the_light():
+    assert np.array_equal(photo_light(np.array([DARK_ORANGE]), TABLE), np.ones(3))
+    assert np.array_equal(photo_light(np.zeros((0, 3)), TABLE), np.ones(3))
+
+
+def test_pieces_no_calibrated_player_fits_neither_move_the_light_nor_are_named_by_it():
+    green = (40, 140, 60)  # among red, orange, blue and white: a player the calibration does not know
+    assert np.array_equal(photo_light(np.array([green] * 5 + [PALETTE["red"], PALETTE["blue"]]), PALETTE), np.ones(3))
+    # However dark the light fitted on the others, the stranger keeps the network's name.
+    assert palette_named(reading(green, "green"), PALETTE, np.full(3, 0.4)).colour == "green"
 
 
 def test_piece_rgb_reads_the_pixels_between_base_and_top():

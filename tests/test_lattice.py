@@ -488,7 +488,7 @@ def test_fit_lattice_without_tiles_raises_no_board():
 
 # -- locate: heat-map peaks and map coordinates -------------------------------------------------------
 
-from scanner.locate import heat_peaks, work_size  # noqa: E402
+from scanner.locate import heat_peaks  # noqa: E402
 
 
 def test_heat_peaks_are_found_to_a_fraction_of_a_pixel():

@@ -997,12 +997,13 @@ def with_palette_names(evidence: Mapping[Hex, TileEvidence | EmptyPositionEviden
                        palette: Mapping[str, tuple[int, int, int]]) -> dict[Hex, TileEvidence | EmptyPositionEvidence]:
     """The evidence with its pieces' colours named by a calibrated palette under this photo's light.
 
-    The light (:func:`scanner.pieces.photo_light`) is fitted on the pieces read on tiles (present at least
-    ``0.5``, rune stones aside: they are no player's paint), then every reading that fits the palette as measured
-    is named by it at that light; the others keep the network's names (:func:`scanner.pieces.palette_named`).
+    The light (:func:`scanner.pieces.photo_light`) is fitted on the pieces seen on tiles
+    (:attr:`~scanner.pieces.PieceReading.seen`, as a calibration measures its players; rune stones aside: they are
+    no player's paint), then every reading that fits the palette as measured is named by it at that light; the
+    others keep the network's names (:func:`scanner.pieces.palette_named`).
     """
     seen = [r.rgb for e in evidence.values() if isinstance(e, TileEvidence) for r in e.pieces
-            if 1.0 - r.kind_probs[0] >= 0.5 and r.kind != "runestone"]
+            if r.seen and r.kind != "runestone"]
     gain = photo_light(np.array(seen), palette)
 
     def named(e):

@@ -36,8 +36,6 @@ MIN_AGREEMENT = 0.75
 MIN_READABLE_SHARE = 0.3
 #: Share of the board's tiles a scan must find (under the best alignment) to calibrate without corners.
 MIN_TILES_FOUND = 0.6
-#: Presence (chance that a piece stands there) from which a reading's colour counts as the piece's colour.
-MIN_PIECE_SEEN = 0.5
 #: Two calibrated colours closer than this (CIELAB ΔE) are named alike: the scan's colour naming (spread
 #: COLOUR_SPREAD) gives a piece lit a little differently to the other player.
 MIN_COLOUR_DISTANCE = 3.0 * COLOUR_SPREAD
@@ -163,8 +161,8 @@ def player_readings(scanner, pyramid: Pyramid, board: Board, placed: list[Placed
 
 
 def seen_readings(readings: list[PieceReading]) -> list[PieceReading]:
-    """The readings where the presence model sees a piece: elsewhere the reading's point lies on the tile."""
-    return [r for r in readings if 1.0 - float(r.kind_probs[0]) >= MIN_PIECE_SEEN]
+    """The readings where the presence model sees a piece (:attr:`~scanner.pieces.PieceReading.seen`)."""
+    return [r for r in readings if r.seen]
 
 
 def median_rgb(readings: list[PieceReading]) -> tuple[int, int, int]:

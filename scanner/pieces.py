@@ -57,6 +57,9 @@ from scanner.sectors import softmax, to_tensor
 
 PIECE_KINDS = ("none", "house", "settler", "runestone")
 COLOUR_NAMES = ("red", "yellow", "blue", "black", "white", "green", "grey", "beige", "brown", "orange", "purple")
+MIN_PIECE_SEEN = 0.5
+"""Presence (chance that a piece stands there) from which a reading's colour counts as the piece's colour: what a
+calibration measures its players on, and what a photo's light is fitted on (:func:`photo_light`)."""
 MODEL_FILE = "pieces.onnx"
 KINDS_MODEL_FILE = "piece_kinds.onnx"
 KINDS_LABEL_SMOOTHING = 0.02
@@ -123,6 +126,12 @@ class PieceReading:
     @property
     def colour(self) -> str:
         return self.colour_names[int(np.argmax(self.colour_probs))]
+
+    @property
+    def seen(self) -> bool:
+        """Whether the presence model sees a piece here (:data:`MIN_PIECE_SEEN`): elsewhere the reading's point lies
+        on the tile, and ``rgb`` measures the terrain."""
+        return 1.0 - float(self.kind_probs[0]) >= MIN_PIECE_SEEN
 
 
 def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
@@ -192,7 +201,7 @@ def photo_light(rgbs: np.ndarray, palette: Mapping[str, tuple[int, int, int]]) -
     nothing about the light: gain 1.
     """
     rgbs = np.asarray(rgbs, dtype=np.float64).reshape(-1, 3)
-    rgbs = rgbs[[palette_probs(tuple(rgb), palette) is not None for rgb in rgbs]] if len(rgbs) else rgbs
+    rgbs = rgbs[np.array([palette_probs(tuple(rgb), palette) is not None for rgb in rgbs], bool)]
     if len(rgbs) < 2:
         return np.ones(3)
     gains = np.exp(_LIGHT_LOGS)

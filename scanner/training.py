@@ -12,6 +12,7 @@ This module needs the ``[train]`` extra (torch); the scanner never imports it.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -24,8 +25,9 @@ from fjords.compare import HIDDEN_SECTOR, SEEN_SECTOR
 from fjords.geometry import SECTORS, TERRAINS
 from fjords.simulate import PLAYER_COUNTS
 from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, planned_scene, training_seeds
-from scanner.patches import (CLOSE_UP, PIECE_CROP, Pyramid, apply_homography, close_ups, crop_points_to_image,
-                             hex_patches, piece_crops, piece_window_matrix, sector_at, tile_radius)
+from scanner.patches import (CLOSE_UP, HEX_PATCH, PIECE_CROP, Pyramid, apply_homography, close_ups,
+                             crop_points_to_image, hex_homography, hex_patches, piece_crops, piece_window_matrix,
+                             sector_at, sector_polygons, tile_radius)
 from scanner.pieces import COLOUR_NAMES, PIECE_KINDS
 
 DEFAULT_DATA = Path("out/reading-data.npz")
@@ -63,6 +65,7 @@ class ReadingSamples:
     piece_close: np.ndarray    # (n, 40, 40, 3) uint8 close-up of the piece (black without one)
     second_points: np.ndarray  # (n, 4) float32: a second piece on the tile (a rule break), as piece_points; -1 without
     sector_only: np.ndarray    # (n,) bool: a tile partly under a hand, for the sector model alone (see _read_fields)
+    sector_cover: np.ndarray   # (n, 12) float16: share of each sector inside some piece's box (sector_cover)
 
     @classmethod
     def concatenate(cls, parts: list["ReadingSamples"]) -> "ReadingSamples":
@@ -92,7 +95,7 @@ def load_fields(paths: list[Path], *names: str) -> dict[str, np.ndarray]:
     return {name: np.concatenate([part[name] for part in parts]) for name in names}
 
 
-SECTOR_FIELDS = ("hex_patches", "sector_labels")
+SECTOR_FIELDS = ("hex_patches", "sector_labels", "sector_cover")
 """The arrays the sector model trains on: the only ones a :attr:`ReadingSamples.sector_only` sample is read for."""
 
 
@@ -109,7 +112,8 @@ def _read_fields(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarr
         sector_only = data["sector_only"] if "sector_only" in data else np.zeros(n, bool)
     missing = {"piece_close": lambda: np.zeros((n, CLOSE_UP, CLOSE_UP, 3), np.uint8),
                "second_points": lambda: np.full((n, 4), -1.0, np.float32),
-               "sector_only": lambda: sector_only}
+               "sector_only": lambda: sector_only,
+               "sector_cover": lambda: np.zeros((n, SECTORS), np.float16)}
     out = {f: fields[f] if f in fields else missing[f]() for f in names}
     if set(names) <= set(SECTOR_FIELDS):
         return out
@@ -187,6 +191,7 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         if "base_px" in p:
             pieces.setdefault((p["q"], p["r"]), []).append(p)
     pyramid = Pyramid(image)
+    boxes = np.array([p["bbox_px"] for p in truth.get("pieces", []) if "bbox_px" in p], np.float64).reshape(-1, 4)
     piece_ends = np.array([end for p in truth.get("pieces", []) if "base_px" in p
                            for end in (p["base_px"], p.get("center_px", p["base_px"]))], np.float64).reshape(-1, 2)
     corners, labels, kinds, colours, points, seconds, close_centres, alone = [], [], [], [], [], [], [], []
@@ -249,7 +254,54 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         piece_close=close,
         second_points=np.asarray(seconds, np.float32).reshape(-1, 4),
         sector_only=np.asarray(alone, bool),
+        sector_cover=np.array([sector_cover(c, boxes) for c in corners], np.float16).reshape(-1, SECTORS),
     )
+
+
+COVER_SUPERSAMPLE = 4
+"""Hex patch pixels are split this many times each way when measuring how much of a sector a piece covers."""
+
+
+def sector_cover(corners: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Share of each of a tile's twelve sectors that lies inside some piece's box in the photo, shape (12,).
+
+    A piece stands on one segment, but the photo shows its body over neighbouring sectors too, and over a
+    neighbouring tile where it leans towards the camera's horizon: what the sector model then sees of those
+    sectors is paint and wood, not terrain. The box (the truth's ``bbox_px``, axis-aligned in the photo) is a
+    little larger than the body it holds.
+
+    Parameters
+    ----------
+    corners : (6, 2) the tile's corners as cut, image px.
+    boxes : (k, 4) every piece's box in the photo, x0, y0, x1, y1 image px.
+    """
+    size = HEX_PATCH * COVER_SUPERSAMPLE
+    if not len(boxes):
+        return np.zeros(SECTORS)
+    import cv2
+
+    to_patch = np.diag([COVER_SUPERSAMPLE, COVER_SUPERSAMPLE, 1.0]) @ hex_homography(corners)
+    covered = np.zeros((size, size), np.uint8)
+    for x0, y0, x1, y1 in boxes:
+        quad = apply_homography(to_patch, np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64))
+        # A box far off the tile can map anywhere (even through the horizon) under the tile's homography.
+        if np.all(np.isfinite(quad)) and np.abs(quad).max() < 8 * size:
+            cv2.fillConvexPoly(covered, np.round(quad).astype(np.int32), 1)
+    return np.array([covered[mask].mean() for mask in _sector_masks()])
+
+
+@functools.cache
+def _sector_masks() -> tuple[np.ndarray, ...]:
+    """The twelve sectors of a hex patch as boolean masks at :data:`COVER_SUPERSAMPLE` times its size."""
+    import cv2
+
+    size = HEX_PATCH * COVER_SUPERSAMPLE
+    masks = []
+    for triangle in sector_polygons(size):
+        mask = np.zeros((size, size), np.uint8)
+        cv2.fillConvexPoly(mask, np.round(triangle).astype(np.int32), 1)
+        masks.append(mask.astype(bool))
+    return tuple(masks)
 
 
 EMPTY_CLOSE_UP_CLEARANCE = 0.8
@@ -413,7 +465,8 @@ def is_rune_stone_training_seed(seed: int) -> bool:
 
 def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False) -> ReadingSamples:
     """Samples from every ``NAME.jpg`` with its truth ``NAME.json`` in ``folder`` (``partly_hidden``: see
-    :func:`samples_from_render`)."""
+    :func:`samples_from_render`), but those showing the held-out style or a held-out colour (renders made by
+    ``fjords render`` draw them at any seed)."""
     import json
 
     import cv2
@@ -421,6 +474,8 @@ def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False)
     parts, presence = [], shipped_presence_model()
     for photo in sorted(folder.glob("*.jpg")):
         truth = json.loads(photo.with_suffix(".json").read_text())
+        if truth.get("style") == HELD_OUT_STYLE or set(truth.get("players", ())) & set(HELD_OUT_COLOURS):
+            continue
         rng = np.random.default_rng(truth.get("render", {}).get("seed", 0))
         parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies,
                                          partly_hidden=partly_hidden, presence=presence))

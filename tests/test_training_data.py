@@ -10,7 +10,8 @@ from renderer.boards import crowd_tiles
 from scanner.pieces import SPOT_GRID
 from scanner.train_piece_spots import spot_labels, spot_targets
 from fjords.geometry import TERRAINS
-from scanner.training import NOT_TERRAIN, UNLABELLED, ReadingSamples, load_fields, samples_from_render
+from scanner.patches import canonical_corners
+from scanner.training import NOT_TERRAIN, UNLABELLED, ReadingSamples, load_fields, samples_from_render, sector_cover
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +190,38 @@ def test_rune_stone_games_refuse_colours_named_for_them(capsys):
         dataset_main(["--runestones", "--colours", "red", "blue", "black", "white", "--count", "1"])
     assert exit_info.value.code == 2
     assert "rune-stone games are painted as drawn" in capsys.readouterr().err
+
+
+def test_sector_cover_is_the_share_of_each_sector_inside_a_piece_box():
+    corners = canonical_corners(48) * 3.0 + 50.0  # a tile as a photo shows it: larger, elsewhere
+    centre = corners.mean(axis=0)
+    radius = float(np.linalg.norm(corners - centre, axis=1).max())
+    assert not sector_cover(corners, np.zeros((0, 4))).any()
+    right_half = np.array([[centre[0], centre[1] - 2 * radius, centre[0] + 2 * radius, centre[1] + 2 * radius]])
+    cover = sector_cover(corners, right_half)
+    # Edges 0, 1 and 5 (sectors 0-3, 10, 11) lie right of the centre, edges 2-4 left of it.
+    assert cover[[0, 1, 2, 3, 10, 11]] == pytest.approx(1.0, abs=0.01)
+    assert cover[[5, 6, 7, 8]] == pytest.approx(0.0, abs=0.01)
+    assert 0.0 < cover[4] < 0.2 and 0.0 < cover[9] < 0.2  # the centre line grazes them
+    whole = np.array([[centre[0] - 2 * radius, centre[1] - 2 * radius, centre[0] + 2 * radius, centre[1] + 2 * radius]])
+    assert sector_cover(corners, np.concatenate([right_half, whole])) == pytest.approx(1.0)
+
+
+def test_samples_keep_where_pieces_cover_their_sectors(crowded_samples, tmp_path):
+    samples, _ = crowded_samples
+    with_piece = samples.piece_kind > 0
+    # A piece covers part of the tile it stands on; some empty tiles lie under no piece at all.
+    assert (samples.sector_cover[with_piece].max(axis=1) > 0).all()
+    assert (samples.sector_cover[~with_piece].max(axis=1) == 0).any()
+    path = tmp_path / "before_cover.npz"
+    np.savez(path, **{f: getattr(samples, f) for f in ReadingSamples.__dataclass_fields__ if f != "sector_cover"})
+    assert not load_fields([path], "hex_patches", "sector_cover")["sector_cover"].any()
+
+
+def test_covered_windows_are_drawn_as_often_as_their_weight_says():
+    from scanner.train_sectors import cover_draws
+
+    cover = np.array([0.0, 1.0] * 500)
+    draws = np.searchsorted(cover_draws(cover, 4.0), np.random.default_rng(0).random(20_000))
+    assert cover[draws].mean() == pytest.approx(0.8, abs=0.01)
+    assert cover_draws(cover, 1.0) == pytest.approx(np.arange(1, 1001) / 1000)

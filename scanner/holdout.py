@@ -14,7 +14,7 @@ leaving them out costs the models no ordinary games.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -50,12 +50,14 @@ def render_plan(seed: int) -> tuple[str, tuple[str, ...]]:
     return planned_scene(seed).style, tuple(board.players)
 
 
+def shows_held_out(style: str | None, colours: Iterable[str]) -> bool:
+    """Whether a photo in this art style with players of these colours shows something held out of all training."""
+    return style == HELD_OUT_STYLE or bool(set(colours) & set(HELD_OUT_COLOURS))
+
+
 def is_training_seed(seed: int) -> bool:
     """Whether a model may train on ``render_random(seed)``."""
-    if not 0 <= seed < MAX_TRAINING_SEED:
-        return False
-    style, colours = render_plan(seed)
-    return style != HELD_OUT_STYLE and not set(colours) & set(HELD_OUT_COLOURS)
+    return 0 <= seed < MAX_TRAINING_SEED and not shows_held_out(*render_plan(seed))
 
 
 def training_seeds(first: int, count: int, keep: Callable[[int], bool] | None = None) -> list[int]:

@@ -24,7 +24,7 @@ import numpy as np
 from fjords.compare import HIDDEN_SECTOR, SEEN_SECTOR
 from fjords.geometry import SECTORS, TERRAINS
 from fjords.simulate import PLAYER_COUNTS
-from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, planned_scene, training_seeds
+from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, planned_scene, shows_held_out, training_seeds
 from scanner.patches import (CLOSE_UP, HEX_PATCH, PIECE_CROP, Pyramid, apply_homography, close_ups,
                              crop_points_to_image, hex_homography, hex_patches, piece_crops, piece_window_matrix,
                              sector_at, sector_polygons, tile_radius)
@@ -459,8 +459,7 @@ def rune_stone_game(seed: int):
 def is_rune_stone_training_seed(seed: int) -> bool:
     """Whether :func:`rune_stone_game` of ``seed``, rendered with that seed, shows neither the held-out style nor a
     held-out colour (its board and scene are not those :func:`scanner.holdout.is_training_seed` plans for)."""
-    return (planned_scene(seed, "2022").style != HELD_OUT_STYLE
-            and not set(rune_stone_game(seed).players) & set(HELD_OUT_COLOURS))
+    return not shows_held_out(planned_scene(seed, "2022").style, rune_stone_game(seed).players)
 
 
 def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False) -> ReadingSamples:
@@ -474,7 +473,7 @@ def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False)
     parts, presence = [], shipped_presence_model()
     for photo in sorted(folder.glob("*.jpg")):
         truth = json.loads(photo.with_suffix(".json").read_text())
-        if truth.get("style") == HELD_OUT_STYLE or set(truth.get("players", ())) & set(HELD_OUT_COLOURS):
+        if shows_held_out(truth.get("style"), truth.get("players", ())):
             continue
         rng = np.random.default_rng(truth.get("render", {}).get("seed", 0))
         parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies,

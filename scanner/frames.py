@@ -58,8 +58,8 @@ def block_means(images: np.ndarray, block: int = BLOCK) -> np.ndarray:
 class PositionLook:
     """How one lattice position looked when it was read, and what was read there.
 
-    ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches`
-    for a tile, and ``sector_features`` its sectors' colour statistics in this frame
+    ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches` for a tile,
+    one per sector network (:meth:`~scanner.sectors.SectorClassifier.predict_each`), and ``sector_features`` its sectors' colour statistics in this frame
     (:func:`scanner.calibration.sector_features`, measured every frame), and ``hand_shares`` the share of each
     sector a hand covers in this frame (:func:`scanner.hands.sector_hand_shares`, measured every frame);
     an empty position beside the tiles has them too where a tile the tile-top model missed may lie
@@ -71,7 +71,7 @@ class PositionLook:
     crop_blocks: np.ndarray                      # block means of the piece crop
     pieces: tuple                                # PieceReadings, points in the scanned image's pixels
     patch_blocks: np.ndarray | None = None       # block means of the sector patch
-    sectors: tuple[np.ndarray, np.ndarray] | None = None
+    sectors: tuple[tuple[np.ndarray, np.ndarray], ...] | None = None
     sector_features: np.ndarray | None = None    # (12, F) colour statistics, relative to this frame
     hand_shares: np.ndarray | None = None        # (12,) share of each sector under a hand, in this frame
 

@@ -33,7 +33,7 @@ from scanner.frames import FrameReadings, PositionLook, block_means, merge_reuse
 from scanner.hands import MODEL_FILE as HAND_MODEL_FILE, HandModel, sector_hand_shares
 from scanner.patches import Pyramid, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
-from scanner.sectors import SectorClassifier, sector_visibility
+from scanner.sectors import SectorClassifier, chosen_network, sector_visibility
 
 if TYPE_CHECKING:  # the lattice stage (scipy's optimiser) loads only when a photo is scanned, as in Scanner.scan
     from scanner.lattice import LatticeFit
@@ -43,6 +43,12 @@ UNSURE_LAYOUT = 0.6
 (:func:`layout_advice`). Chosen on 520 seen renders (models/README.md, forty-fourth session): of those with at least 15
 silent sector errors it names 10 of 22, of those with fewer than 5, 11 of 446 (the edge support it replaces: 9 and
 47)."""
+
+BELIEVED_READ = 0.5
+"""Least mean tile confidence of a lattice read by the first sector network for the read to take the second network's
+readings where they agree better across the tiles' edges (:func:`scanner.sectors.chosen_network`): below it the
+lattice more likely lies off the tiles, where either network's agreement is noise (models/README.md, fifty-eighth
+session)."""
 
 MIN_GAP_INSIDE = 0.99
 """Least share of an empty lattice position inside the frame for its sectors to be read, as those of a tile the
@@ -230,10 +236,18 @@ class Scanner:
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
                                  previous=previous.readings if previous else None, hand_map=hand_map)
+        quick = replace(self.settings, photo_look=0.0)
         evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
-                                settings=replace(self.settings, photo_look=0.0))
+                                settings=quick)
+        # A lattice off the tiles reads noise, whose edges may agree better under either network.
+        network = self.sector_network(readings, image_bgr.shape, cells)
+        if network and mean_tile_confidence(board) >= BELIEVED_READ:
+            evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale, network=network)
+            with timed(timings, "assemble"):
+                board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
+                                    settings=quick)
         return lattice, readings, evidence, board
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
@@ -267,7 +281,18 @@ class Scanner:
         models read them too, for a rune stone standing there (:class:`EmptyPositionEvidence`).
         """
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings)
-        return self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
+        return self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale,
+                                network=self.sector_network(readings, image_bgr.shape, cells))
+
+    def sector_network(self, readings: FrameReadings, image_shape: tuple[int, ...], cells: list) -> int:
+        """Which sector network's readings the tiles ``cells`` take (:func:`scanner.sectors.chosen_network`)."""
+        if len(self.sectors.networks) == 1:
+            return 0
+        read = [c.hex for c in cells if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
+        shown = dict(zip(read, sector_visibility([readings.looks[h].corners_px for h in read], image_shape)))
+        return chosen_network([({h: readings.looks[h].sectors[k][0] for h in read},
+                                {h: shown[h] * readings.looks[h].sectors[k][1] for h in read})
+                               for k in range(len(self.sectors.networks))])
 
     def classify(self, image_bgr: np.ndarray, cells: list, *, beside: list = (),
                  timings: dict[str, float] | None = None, previous: FrameReadings | None = None,
@@ -301,11 +326,13 @@ class Scanner:
             kept_sectors = [not_moved[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
                             for n, c in enumerate(tiles)]
             fresh = [n for n, kept in enumerate(kept_sectors) if not kept]
-            probs, readable = self.sectors.predict_patches(patches[fresh])
+            each = self.sectors.predict_each(patches[fresh])
             # Every tile's, each frame: the photo's own terrain look (scanner.assemble.with_photo_look) is
             # measured relative to the whole photo.
             features = sector_features(patches)
-            sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors, zip(probs, readable))
+            sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors,
+                                   (tuple((probs[m], readable[m]) for probs, readable in each)
+                                    for m in range(len(fresh))))
         with timed(timings, "hands"):
             # Every frame's: a hand moves while the tiles under it stand still.
             hand_map = self.hands.read(image_bgr) if hand_map is None else hand_map
@@ -328,16 +355,15 @@ class Scanner:
                              {"sectors": sum(kept_sectors), "pieces": sum(kept_pieces)})
 
     def evidence_of(self, readings: FrameReadings, image_shape: tuple[int, ...], cells: list, *,
-                    beside: list = (), scale: float = 1.0) -> dict:
+                    beside: list = (), scale: float = 1.0, network: int = 0) -> dict:
         """The :class:`TileEvidence` (and :class:`EmptyPositionEvidence`) of what :meth:`classify` read,
-        geometry in original pixels."""
+        geometry in original pixels, the sectors as sector network ``network`` read them."""
         read = [c for c in [*cells, *beside] if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
         visible = dict(zip((c.hex for c in read),
                            sector_visibility([readings.looks[c.hex].corners_px for c in read], image_shape)))
-
         def as_tile(cell) -> TileEvidence:
             look = readings.looks[cell.hex]
-            probs, readable = look.sectors
+            probs, readable = look.sectors[network]
             return TileEvidence(cell.hex, probs, visible[cell.hex] * readable, look.corners_px / scale,
                                 float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces),
                                 look.sector_features, look.hand_shares)

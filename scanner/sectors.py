@@ -10,6 +10,13 @@ Besides S, M and P it knows a fourth answer, "no tile top here" (a hand, the
 table, clutter), trained on empty lattice positions and hidden tiles; such
 sectors are written ``?``.
 
+A second network (:data:`SECOND_MODEL_FILE`, where the models folder has one)
+reads every tile too, and a photo's tiles take its answers where they agree
+better across the tiles' shared edges (:func:`chosen_network`): a network fine-
+tuned on a print the first never saw reads that print far better and the usual
+prints a little worse, and which of the two fits a photo's print shows in how
+well each one's readings of two facing sectors agree.
+
 ``python -m scanner.sectors train|evaluate --help`` trains and measures the
 model (see :mod:`scanner.train_sectors`).
 """
@@ -17,12 +24,13 @@ model (see :mod:`scanner.train_sectors`).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from fjords.geometry import SECTORS, TERRAINS
+from fjords.geometry import SECTORS, TERRAINS, Hex, edge_of_sector, facing_sector
 from scanner.onnx_model import OnnxModel
 from scanner.patches import HEX_MARGIN, HEX_PATCH, Pyramid, apply_homography, hex_homography, hex_patches
 
@@ -30,6 +38,18 @@ SECTOR_WINDOW = 24
 """Side of the window a sector is classified from, in pixels."""
 
 MODEL_FILE = "sectors.onnx"
+SECOND_MODEL_FILE = "sectors_second.onnx"
+
+SECOND_NETWORK_MARGIN = 0.02
+"""How much better (mean log chance per facing pair, :func:`edge_agreement`) the second network's readings must
+agree across the tiles' edges for a photo to take them (chosen on 640 renders, models/README.md, fifty-eighth
+session: a smaller margin let usual prints go to the second network, which reads them a little worse)."""
+
+SURE_VISIBLE = 0.9
+"""Least share of a sector that must show a tile top for it to count in :func:`edge_agreement`."""
+
+SectorReading = tuple[np.ndarray, np.ndarray]
+"""``(probs, readable)``: (n, 12, 3) terrain probabilities and (n, 12) chances of showing a tile top."""
 
 
 def _window_origin(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> tuple[float, float]:
@@ -128,28 +148,79 @@ class SectorClassifier:
 
     def __init__(self, models_dir: str | Path):
         self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
+        second = Path(models_dir) / SECOND_MODEL_FILE
+        self.networks = (self.model, OnnxModel(second)) if second.exists() else (self.model,)
 
     @property
     def version(self) -> str:
-        return self.model.version
+        return "+".join(network.version for network in self.networks)
 
-    def predict_patches(self, patches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def predict_patches(self, patches: np.ndarray) -> SectorReading:
         """Terrain probabilities of hex patches' sectors and how readable each sector is.
 
         Returns ``(probs, readable)``: ``probs`` (n, 12, 3) over :data:`TERRAINS`
         given that the sector shows a tile top; ``readable`` (n, 12) the
         probability that it does (not a hand, the table or clutter).
         """
+        return self.predict_each(patches)[0]
+
+    def predict_each(self, patches: np.ndarray) -> tuple[SectorReading, ...]:
+        """:meth:`predict_patches` by each network, the first network's first."""
         if len(patches) == 0:
-            return np.zeros((0, SECTORS, 3), np.float32), np.zeros((0, SECTORS), np.float32)
-        p = softmax(self.model.run(to_tensor(sector_windows(patches)))[0]).reshape(len(patches), SECTORS, -1)
-        terrain = p[..., :3]
-        readable = terrain.sum(axis=-1)
-        return terrain / np.maximum(readable, 1e-12)[..., None], readable
+            empty = np.zeros((0, SECTORS, 3), np.float32), np.zeros((0, SECTORS), np.float32)
+            return (empty,) * len(self.networks)
+        windows = to_tensor(sector_windows(patches))
+        return tuple(terrain_and_readable(softmax(network.run(windows)[0]).reshape(len(patches), SECTORS, -1))
+                     for network in self.networks)
 
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`predict_patches` for tiles given by their image corners."""
         return self.predict_patches(hex_patches(pyramid, corners))
+
+
+def terrain_and_readable(p: np.ndarray) -> SectorReading:
+    """Split the network's four-way probabilities (S, M, P, no tile top) into terrain given a tile top, and
+    the chance of a tile top."""
+    terrain = p[..., :3]
+    readable = terrain.sum(axis=-1)
+    return terrain / np.maximum(readable, 1e-12)[..., None], readable
+
+
+def edge_agreement(probs: Mapping[Hex, np.ndarray], visible: Mapping[Hex, np.ndarray],
+                   least_visible: float = SURE_VISIBLE) -> float | None:
+    """How well a network's readings of the tiles agree across their shared edges.
+
+    Parameters
+    ----------
+    probs : tile -> (12, 3) terrain probabilities.
+    visible : tile -> (12,) share of each sector showing a tile top.
+    least_visible : sectors showing less are left out.
+
+    Returns
+    -------
+    The mean, over each pair of facing sectors of two tiles (both shown), of the log chance that the two
+    readings name the same terrain; None without such a pair. Facing sectors carry the same letter on a
+    rightly laid board, so a network that misreads a photo's print disagrees with itself there.
+    """
+    logs = []
+    for h, p in probs.items():
+        for i in np.flatnonzero(visible[h] >= least_visible):
+            neighbour, facing = h.neighbour(edge_of_sector(int(i))), facing_sector(int(i))
+            if neighbour in probs and visible[neighbour][facing] >= least_visible:
+                logs.append(math.log(float(p[i] @ probs[neighbour][facing]) + 1e-9))
+    return float(np.mean(logs)) if logs else None
+
+
+def chosen_network(readings: Sequence[tuple[Mapping[Hex, np.ndarray], Mapping[Hex, np.ndarray]]],
+                   margin: float = SECOND_NETWORK_MARGIN) -> int:
+    """Which network's readings of a photo's tiles to take: the index into ``readings`` (each ``(probs, visible)``
+    as :func:`edge_agreement` takes them, the first network's first), 0 unless another's edge agreement beats
+    the first's by more than ``margin``; of several such, the best."""
+    scores = [edge_agreement(probs, visible) for probs, visible in readings]
+    if scores[0] is None:
+        return 0
+    best = max(range(len(scores)), key=lambda k: -math.inf if scores[k] is None else scores[k])
+    return best if scores[best] is not None and scores[best] > scores[0] + margin else 0
 
 
 def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -5,12 +5,15 @@ import math
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from fjords.geometry import SECTORS, TERRAINS
+from fjords.geometry import SECTORS, TERRAINS, Hex
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import (HEX_PATCH, Pyramid, canonical_corners, hex_patches, sector_at, sector_polygons,
                              sector_triangle)
-from scanner.sectors import SECTOR_WINDOW, sector_visibility, sector_windows, window_matrices
+from scanner.sectors import (SECTOR_WINDOW, chosen_network, edge_agreement, sector_visibility, sector_windows,
+                             window_matrices)
+from strategies import legal_boards
 
 
 def tile_corners(cx: float, cy: float, radius: float, turn_deg: float = 0.0, squash: float = 1.0) -> np.ndarray:
@@ -73,3 +76,52 @@ def test_model_gives_terrain_probabilities_and_readability():
     assert probs.shape == (2, SECTORS, len(TERRAINS)) and readable.shape == (2, SECTORS)
     assert np.allclose(probs.sum(axis=-1), 1.0, atol=1e-4)
     assert ((readable >= 0) & (readable <= 1)).all()
+
+
+def sure_readings(terrains: dict) -> dict:
+    """Tile -> (12, 3) probabilities sure of each sector's letter."""
+    return {h: np.eye(len(TERRAINS))[[TERRAINS.index(c) for c in t]] for h, t in terrains.items()}
+
+
+@settings(max_examples=40, deadline=None)
+@given(legal_boards(max_tiles=10), st.integers(0, 5), st.floats(0.5, 0.99))
+def test_edge_agreement_is_even_with_itself_on_a_rightly_laid_board_and_any_turn_of_it(board, k, sure):
+    # On a legal board every facing pair carries one letter: readings that sure agree with chance sure² + ...
+    blurred = {h: sure * p + (1 - sure) / len(TERRAINS) for h, p in sure_readings(
+        {h: t.terrain for h, t in board.tiles.items()}).items()}
+    shown = {h: np.ones(SECTORS) for h in blurred}
+    agreement = edge_agreement(blurred, shown)
+    pairs = sum(n in board.tiles for h in board.tiles for n in h.neighbours())
+    if pairs == 0:
+        assert agreement is None
+        return
+    alike = sure ** 2 + 2 * sure * (1 - sure) / 3 + (1 - sure) ** 2 / 3
+    assert agreement == pytest.approx(math.log(alike), abs=1e-6)
+    turned = {h.rotated(k): np.roll(p, 2 * k, axis=0) for h, p in blurred.items()}
+    assert edge_agreement(turned, {h: np.ones(SECTORS) for h in turned}) == pytest.approx(agreement)
+
+
+def test_edge_agreement_falls_where_facing_sectors_disagree_and_ignores_hidden_ones():
+    west, east = Hex(0, 0), Hex(1, 0)  # sectors 0, 1 of west face sectors 7, 6 of east
+    probs = sure_readings({west: "P" * 12, east: "S" * 12})
+    probs = {h: 0.9 * p + 0.1 / 3 for h, p in probs.items()}
+    shown = {west: np.ones(SECTORS), east: np.ones(SECTORS)}
+    sure, other = 0.9 + 0.1 / 3, 0.1 / 3
+    assert edge_agreement(probs, shown) == pytest.approx(math.log(2 * sure * other + other ** 2))
+    hidden = {west: np.ones(SECTORS), east: np.where(np.arange(SECTORS) == 7, 0.0, 1.0)}
+    assert edge_agreement(probs, hidden) == pytest.approx(edge_agreement(probs, shown))  # one pair of two left
+    hidden[east][6] = 0.5
+    assert edge_agreement(probs, hidden) is None
+
+
+def test_the_second_network_is_taken_only_where_it_agrees_better_by_the_margin():
+    west, east = Hex(0, 0), Hex(1, 0)
+    shown = {west: np.ones(SECTORS), east: np.ones(SECTORS)}
+    right = sure_readings({west: "P" * 12, east: "P" * 12})
+    blurred = {h: 0.8 * p + 0.2 / 3 for h, p in right.items()}  # agreement log(0.68): far worse than log(1)
+    assert chosen_network([(blurred, shown), (right, shown)]) == 1
+    assert chosen_network([(right, shown), (blurred, shown)]) == 0
+    assert chosen_network([(blurred, shown), (right, shown)], margin=1.0) == 0
+    nothing = {west: np.zeros(SECTORS), east: np.zeros(SECTORS)}
+    assert chosen_network([(blurred, nothing), (right, shown)]) == 0  # the first network's without a pair to judge
+    assert chosen_network([(blurred, shown)]) == 0

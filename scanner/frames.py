@@ -59,9 +59,10 @@ class PositionLook:
     """How one lattice position looked when it was read, and what was read there.
 
     ``sectors`` is ``(probs, readable)`` of :meth:`scanner.sectors.SectorClassifier.predict_patches` for a tile,
-    one per sector network (:meth:`~scanner.sectors.SectorClassifier.predict_each`), and ``sector_features`` its sectors' colour statistics in this frame
-    (:func:`scanner.calibration.sector_features`, measured every frame), and ``hand_shares`` the share of each
-    sector a hand covers in this frame (:func:`scanner.hands.sector_hand_shares`, measured every frame);
+    one per sector network (:meth:`~scanner.sectors.SectorClassifier.predict_each`), and ``sector_features`` its
+    sectors' colour statistics in this frame (:func:`scanner.calibration.sector_features`, measured every frame),
+    and ``hand_shares`` the share of each sector a hand covers in this frame (:func:`scanner.hands.sector_hand_shares`,
+    measured every frame);
     an empty position beside the tiles has them too where a tile the tile-top model missed may lie
     there (:func:`scanner.assemble.with_missed_tiles`), else no sector patch and no sectors, only its
     pieces are read.

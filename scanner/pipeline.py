@@ -361,6 +361,7 @@ class Scanner:
         read = [c for c in [*cells, *beside] if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
         visible = dict(zip((c.hex for c in read),
                            sector_visibility([readings.looks[c.hex].corners_px for c in read], image_shape)))
+
         def as_tile(cell) -> TileEvidence:
             look = readings.looks[cell.hex]
             probs, readable = look.sectors[network]

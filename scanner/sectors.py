@@ -137,19 +137,18 @@ def sector_visibility(corners: list[np.ndarray], image_shape: tuple[int, ...]) -
 
 
 class SectorClassifier:
-    """Probabilities of S, M, P for every sector of tiles, from the ONNX model.
+    """Probabilities of S, M, P for every sector of tiles, from the ONNX models.
 
     Parameters
     ----------
-    models_dir : path to the folder holding ``sectors.onnx``.
+    models_dir : path to the folder holding ``sectors.onnx`` and, optionally, ``sectors_second.onnx``.
     """
 
     labels = TERRAINS
 
     def __init__(self, models_dir: str | Path):
-        self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
-        second = Path(models_dir) / SECOND_MODEL_FILE
-        self.networks = (self.model, OnnxModel(second)) if second.exists() else (self.model,)
+        first, second = Path(models_dir) / MODEL_FILE, Path(models_dir) / SECOND_MODEL_FILE
+        self.networks = (OnnxModel(first),) + ((OnnxModel(second),) if second.exists() else ())
 
     @property
     def version(self) -> str:
@@ -173,7 +172,7 @@ class SectorClassifier:
         return tuple(terrain_and_readable(softmax(network.run(windows)[0]).reshape(len(patches), SECTORS, -1))
                      for network in self.networks)
 
-    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> SectorReading:
         """:meth:`predict_patches` for tiles given by their image corners."""
         return self.predict_patches(hex_patches(pyramid, corners))
 

@@ -24,7 +24,8 @@ import numpy as np
 from fjords.compare import HIDDEN_SECTOR, SEEN_SECTOR
 from fjords.geometry import SECTORS, TERRAINS
 from fjords.simulate import PLAYER_COUNTS
-from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, planned_scene, shows_held_out, training_seeds
+from scanner.holdout import (HELD_OUT_COLOURS, HELD_OUT_STYLE, MAX_TRAINING_SEED, planned_scene, shows_held_out,
+                             training_seeds)
 from scanner.patches import (CLOSE_UP, HEX_PATCH, PIECE_CROP, Pyramid, apply_homography, close_ups,
                              crop_points_to_image, hex_homography, hex_patches, piece_crops, piece_window_matrix,
                              sector_at, sector_polygons, tile_radius)
@@ -464,8 +465,14 @@ def is_rune_stone_training_seed(seed: int) -> bool:
 
 def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False) -> ReadingSamples:
     """Samples from every ``NAME.jpg`` with its truth ``NAME.json`` in ``folder`` (``partly_hidden``: see
-    :func:`samples_from_render`), but those showing the held-out style or a held-out colour (renders made by
-    ``fjords render`` draw them at any seed)."""
+    :func:`samples_from_render`), but renders of the held-out evaluation seeds and those showing the held-out
+    style or a held-out colour (renders made by ``fjords render`` draw them at any seed).
+
+    Raises
+    ------
+    ValueError
+        When no photo of ``folder`` may be trained on.
+    """
     import json
 
     import cv2
@@ -473,11 +480,14 @@ def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False)
     parts, presence = [], shipped_presence_model()
     for photo in sorted(folder.glob("*.jpg")):
         truth = json.loads(photo.with_suffix(".json").read_text())
-        if shows_held_out(truth.get("style"), truth.get("players", ())):
+        seed = truth.get("render", {}).get("seed", 0)
+        if seed >= MAX_TRAINING_SEED or shows_held_out(truth.get("style"), truth.get("players", ())):
             continue
-        rng = np.random.default_rng(truth.get("render", {}).get("seed", 0))
+        rng = np.random.default_rng(seed)
         parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies,
                                          partly_hidden=partly_hidden, presence=presence))
+    if not parts:
+        raise ValueError(f"no photo in {folder} may be trained on (none, or all held out of training)")
     return ReadingSamples.concatenate(parts)
 
 
@@ -687,16 +697,16 @@ def dataset_main(argv: list[str] | None = None) -> int:
                         help="also cut tiles partly under a hand, each sector labelled by what shows of it (for the "
                         "sector model only; the piece models never read these samples)")
     args = parser.parse_args(argv)
-    if args.from_dir:
-        samples = samples_from_dir(args.from_dir, args.copies, args.partly_hidden)
-        samples.save(args.out)
-    else:
-        try:
+    try:
+        if args.from_dir:
+            samples = samples_from_dir(args.from_dir, args.copies, args.partly_hidden)
+            samples.save(args.out)
+        else:
             samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
                                     crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden,
                                     colours=args.colours, runestones=args.runestones)
-        except ValueError as exc:  # a held-out style or colour, too few colours: one line, exit 2
-            parser.error(str(exc))
+    except ValueError as exc:  # a held-out style or colour, too few colours, nothing to cut: one line, exit 2
+        parser.error(str(exc))
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")
     return 0
 

@@ -225,3 +225,22 @@ def test_covered_windows_are_drawn_as_often_as_their_weight_says():
     draws = np.searchsorted(cover_draws(cover, 4.0), np.random.default_rng(0).random(20_000))
     assert cover[draws].mean() == pytest.approx(0.8, abs=0.01)
     assert cover_draws(cover, 1.0) == pytest.approx(np.arange(1, 1001) / 1000)
+
+
+def test_cutting_a_folder_skips_every_held_out_render_and_refuses_one_with_nothing_left(tmp_path, capsys):
+    import json
+
+    from scanner.holdout import HELD_OUT_COLOURS, HELD_OUT_STYLE, MAX_TRAINING_SEED
+    from scanner.training import dataset_main
+
+    held_out = {"evaluation seed": {"render": {"seed": MAX_TRAINING_SEED}},
+                "style": {"render": {"seed": 5}, "style": HELD_OUT_STYLE},
+                "colour": {"render": {"seed": 6}, "players": ["red", HELD_OUT_COLOURS[0]]}}
+    for name, truth in held_out.items():
+        (tmp_path / f"{name}.jpg").write_bytes(b"not read: a held-out render is skipped before its photo is opened")
+        (tmp_path / f"{name}.json").write_text(json.dumps(truth))
+    out = tmp_path / "samples.npz"
+    with pytest.raises(SystemExit) as exit_info:
+        dataset_main(["--from-dir", str(tmp_path), "--out", str(out)])
+    assert exit_info.value.code == 2
+    assert "no photo in" in capsys.readouterr().err and not out.exists()

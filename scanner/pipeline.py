@@ -208,12 +208,13 @@ class Scanner:
                                           original_size=original_size, file=file, timings=timings)
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
                     best = read
-        lattice, readings, evidence, board = best
+        lattice, readings, evidence, board, network = best
         if self.settings.photo_look:
             # The lattices were compared as the network reads them (:meth:`_read_lattice`); the photo's own
             # terrain look decodes the one kept.
             with timed(timings, "assemble"):
-                board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+                board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
+                                    sector_network=network)
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
@@ -228,10 +229,11 @@ class Scanner:
     def _read_lattice(self, image_bgr: np.ndarray, lattice: LatticeFit, *, previous: ScanResult | None,
                       scale: float, original_size: tuple[int, int] | None, file: str | None,
                       timings: dict[str, float],
-                      hand_map: np.ndarray) -> tuple[LatticeFit, FrameReadings, dict, Board]:
+                      hand_map: np.ndarray) -> tuple[LatticeFit, FrameReadings, dict, Board, int]:
         """Classify and decode the tiles of one lattice of the photo (:meth:`scan`), without the photo's own
         terrain look: fitted to the sure reading of a lattice off the tiles, it makes that reading surer too,
-        and lattices are compared by how sure their reading is."""
+        and lattices are compared by how sure their reading is. The last item is the sector network whose
+        readings the tiles took (:meth:`sector_network`)."""
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
@@ -243,12 +245,13 @@ class Scanner:
                                 settings=quick)
         # A lattice off the tiles reads noise, whose edges may agree better under either network.
         network = self.sector_network(readings, image_bgr.shape, cells)
-        if network and mean_tile_confidence(board) >= BELIEVED_READ:
-            evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale, network=network)
-            with timed(timings, "assemble"):
-                board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
-                                    settings=quick)
-        return lattice, readings, evidence, board
+        if not network or mean_tile_confidence(board) < BELIEVED_READ:
+            return lattice, readings, evidence, board, 0
+        evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale, network=network)
+        with timed(timings, "assemble"):
+            board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
+                                settings=quick, sector_network=network)
+        return lattice, readings, evidence, board, network
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
              original_size: tuple[int, int] | None = None, file: str | None = None,
@@ -256,22 +259,26 @@ class Scanner:
         """Classify and decode tiles whose geometry is known (``CellGeometry``-like: ``hex``,
         ``corners_px``, ``visible``), e.g. from the lattice fit or from a render's truth."""
         timings = {} if timings is None else timings
-        evidence = self.evidence(image_bgr, cells, scale=scale, timings=timings)
+        evidence, network = self.evidence_and_network(image_bgr, cells, scale=scale, timings=timings)
         with timed(timings, "assemble"):
-            return self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file)
+            return self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
+                               sector_network=network)
 
     def decode(self, evidence: dict, image_shape: tuple[int, ...], *, scale: float = 1.0,
                original_size: tuple[int, int] | None = None, file: str | None = None,
-               settings: DecodeSettings | None = None) -> Board:
-        """The board from the classifiers' evidence, with the photo's size and the model versions."""
+               settings: DecodeSettings | None = None, sector_network: int = 0) -> Board:
+        """The board from the classifiers' evidence, with the photo's size and the model versions (and, where the
+        models folder has two sector networks, the version of the one whose readings the evidence holds)."""
         height, width = image_shape[:2]
         size = original_size or (round(width / scale), round(height / scale))
         image_info = {"width": int(size[0]), "height": int(size[1])}
         if file:
             image_info = {"file": file, **image_info}
+        scanner_info = {"models": self.model_versions}
+        if len(self.sectors.networks) > 1:
+            scanner_info["sector_network"] = self.sectors.networks[sector_network].version
         return assemble(evidence, edition=self.edition, settings=settings or self.settings,
-                        extra={"image": image_info, "scanner": {"models": self.model_versions}},
-                        piece_calibration=self.piece_calibration)
+                        extra={"image": image_info, "scanner": scanner_info}, piece_calibration=self.piece_calibration)
 
     def evidence(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
                  timings: dict[str, float] | None = None, beside: list = ()) -> dict:
@@ -280,9 +287,14 @@ class Scanner:
         ``beside`` are empty lattice positions next to the tiles (``CellGeometry``-like); the piece
         models read them too, for a rune stone standing there (:class:`EmptyPositionEvidence`).
         """
+        return self.evidence_and_network(image_bgr, cells, scale=scale, timings=timings, beside=beside)[0]
+
+    def evidence_and_network(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
+                             timings: dict[str, float] | None = None, beside: list = ()) -> tuple[dict, int]:
+        """:meth:`evidence`, and the sector network whose readings it holds (:meth:`sector_network`)."""
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings)
-        return self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale,
-                                network=self.sector_network(readings, image_bgr.shape, cells))
+        network = self.sector_network(readings, image_bgr.shape, cells)
+        return self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale, network=network), network
 
     def sector_network(self, readings: FrameReadings, image_shape: tuple[int, ...], cells: list) -> int:
         """Which sector network's readings the tiles ``cells`` take (:func:`scanner.sectors.chosen_network`)."""

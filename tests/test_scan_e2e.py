@@ -62,6 +62,7 @@ def test_full_scan_document_is_complete(scanner, render):
     assert set(result.timings) >= {"quality", "lattice", "sectors", "hands", "pieces", "assemble"}
     doc = result.board.to_json()
     assert set(doc["scanner"]["models"]) == {"tile_tops", "sectors", "hands", "pieces", "piece_confidence"}
+    assert doc["scanner"]["sector_network"] in doc["scanner"]["models"]["sectors"].split("+")
     assert doc["tiles"] and all(0.0 <= t["confidence"] <= 1.0 and len(t["corners_px"]) == 6 for t in doc["tiles"])
     assert all(0.0 <= p["confidence"] <= 1.0 and len(p["base_px"]) == 2 for p in doc["pieces"])
     assert set(result.evidence) >= set(result.board.tiles)
@@ -297,3 +298,20 @@ def test_tiles_partly_under_a_hand_are_named_and_read_as_without_the_hand_model(
     assert {h: t.terrain for h, t in unnamed.tiles.items()} == {h: t.terrain for h, t in result.board.tiles.items()}
     assert unnamed.pieces == result.board.pieces
     assert not any(t.extra.get("under_hand") for t in unnamed.tiles.values())
+
+
+def test_tiles_take_the_sector_network_chosen_for_the_photo_and_the_board_names_it(scanner, render, monkeypatch):
+    import scanner.pipeline as pipeline
+
+    cells = [_Cell(t) for t in render.truth["tiles"] if t.get("visible", 1.0) > 0.95]
+    readings = scanner.classify(render.image, cells)
+    assert all(len(readings.looks[c.hex].sectors) == len(scanner.sectors.networks) == 2 for c in cells)
+    for network in (0, 1):
+        monkeypatch.setattr(pipeline, "chosen_network", lambda each, network=network: network)
+        evidence, taken = scanner.evidence_and_network(render.image, cells)
+        assert taken == network
+        for c in cells:
+            np.testing.assert_allclose(evidence[c.hex].sector_probs, readings.looks[c.hex].sectors[network][0],
+                                       atol=1e-5)
+        board = scanner.read(render.image, cells)
+        assert board.extra["scanner"]["sector_network"] == scanner.sectors.networks[network].version

@@ -62,7 +62,8 @@ def cover_draws(cover: np.ndarray, weight: float) -> np.ndarray:
 
 
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
-          lr: float = 3e-3, keep: float = 0.0, shift: float = 0.0, cover_weight: float = 1.0) -> None:
+          lr: float = 3e-3, keep: float = 0.0, shift: float = 0.0, cover_weight: float = 1.0,
+          keep_only: list[Path] | None = None) -> None:
     """Train (or with ``resume`` fine-tune) the network and export it to ``out``.
 
     ``keep`` > 0 (with ``resume``) adds to every batch's loss the divergence of the network's answers from the
@@ -78,13 +79,22 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     piece's box covers in the photo (:func:`scanner.training.sector_cover`; 0 in files cut before it was kept):
     most sector errors on photos wholly in view lie under pieces. Tried in the fifty-seventh session, not shipped
     (``models/README.md``).
+
+    ``keep_only`` sample files (with ``keep``) teach only the kept answers, their labels ignored: a network taught
+    a new print on ``data`` keeps reading the prints of these files as the resumed model does.
     """
+    if keep_only and not keep:
+        raise ValueError("--keep-only needs --keep: those windows teach only the kept answers")
     import copy
 
     import torch
 
     torch.manual_seed(seed)
     samples = load_fields(data, "hex_patches", "sector_labels", "sector_cover")
+    if keep_only:
+        kept_only = load_fields(keep_only, "hex_patches", "sector_labels", "sector_cover")
+        kept_only["sector_labels"] = np.full_like(kept_only["sector_labels"], UNLABELLED)
+        samples = {name: np.concatenate([samples[name], kept_only[name]]) for name in samples}
     # Every tile gives twelve windows, one per sector, each labelled with its own sector's terrain.
     windows = sector_windows(samples.pop("hex_patches")).reshape(-1, SECTOR_WINDOW, SECTOR_WINDOW, 3)
     labels = torch.from_numpy(samples["sector_labels"].reshape(-1).astype(np.int64))
@@ -149,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
              "help": "move every training window by this many pixels (standard deviation; default 0)"}
     cover = {"type": float, "default": 1.0, "metavar": "W", "dest": "cover_weight",
              "help": "draw windows a piece covers up to W times as often (default 1)"}
+    keep_only = {"type": Path, "nargs": "+", "metavar": "DATA", "dest": "keep_only",
+                 "help": "sample files whose windows teach only the kept answers (with --keep; labels ignored)"}
     return stage_main("scanner.train_sectors", __doc__, MODEL_FILE, train, evaluate, steps=5000, batch=128,
-                      keeps_answers=True, train_options={"--shift": shift, "--cover-weight": cover}, argv=argv)
+                      keeps_answers=True, argv=argv,
+                      train_options={"--shift": shift, "--cover-weight": cover, "--keep-only": keep_only})
 
 
 if __name__ == "__main__":

@@ -660,8 +660,11 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
     if args.action == "train":
         kept = {"keep": args.keep} if keeps_answers else {}
         more = {name: getattr(args, name) for name in more_names}
-        train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr, **kept,
-              **more)
+        try:
+            train(args.data, args.out, args.steps, args.batch, args.seed, resume=args.resume, lr=args.lr, **kept,
+                  **more)
+        except ValueError as exc:  # options that do not go together: one line, exit 2
+            parser.error(str(exc))
     elif args.action == "average":
         average_onnx(args.start, args.tuned, args.weight, args.out)
         print(f"wrote {args.out}")

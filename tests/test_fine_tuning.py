@@ -77,6 +77,39 @@ def test_keeping_the_resumed_answers_holds_a_fine_tune_near_the_shipped_model(tm
     assert drift[20] < 0.8 * drift[0]  # 0.34 against 0.55 when written; equal were --keep ignored (same seed)
 
 
+def test_keep_only_files_teach_the_kept_answers_and_never_their_labels(tmp_path):
+    """``--keep-only``: the files' windows train as if every label were unknown (only the kept answers count)."""
+    from scanner.onnx_model import DEFAULT_MODELS_DIR
+    from scanner.sectors import SECTOR_WINDOW
+    from scanner.train_sectors import main
+    from scanner.training import UNLABELLED
+
+    rng = np.random.default_rng(3)
+    n = 32
+
+    def sample_file(name, labels):
+        path = tmp_path / name
+        np.savez(path, hex_patches=rng.integers(0, 256, (n, 48, 48, 3), dtype=np.uint8),
+                 sector_labels=np.full((n, 12), labels, np.int64), piece_kind=np.zeros(n, np.int64))
+        return path
+
+    plain, sea = sample_file("plain.npz", 2), sample_file("sea.npz", 0)
+    with np.load(sea) as data:
+        unlabelled = tmp_path / "sea_unlabelled.npz"
+        np.savez(unlabelled, **{**data, "sector_labels": np.full((n, 12), UNLABELLED, np.int64)})
+    common = ["--steps", "20", "--batch", "32", "--resume", str(DEFAULT_MODELS_DIR / "sectors.onnx"), "--keep", "1"]
+    windows = rng.uniform(-1, 1, (64, 3, SECTOR_WINDOW, SECTOR_WINDOW)).astype(np.float32)
+    outputs = {}
+    for name, files in (("keep-only", ["--data", str(plain), "--keep-only", str(sea)]),
+                        ("unlabelled", ["--data", str(plain), str(unlabelled)]),
+                        ("labelled", ["--data", str(plain), str(sea)])):
+        out = tmp_path / f"{name}.onnx"
+        assert main(["train", *files, *common, "--out", str(out)]) == 0
+        outputs[name] = OnnxModel(out, threads=1).run(windows)[0]
+    assert np.abs(outputs["keep-only"] - outputs["unlabelled"]).max() < 1e-3
+    assert np.abs(outputs["keep-only"] - outputs["labelled"]).max() > 1e-2  # the labels would have taught something
+
+
 def test_moved_windows_keep_their_content_and_move_it():
     from scanner.train_sectors import shift_windows
 

@@ -109,6 +109,10 @@ def test_keeping_answers_without_a_model_to_keep_them_from_is_refused(capsys):
         main(["train", "--data", "any.npz", "--keep", "1"])
     assert exit_info.value.code == 2
     assert "--keep needs --resume" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--data", "any.npz", "--keep-only", "other.npz"])
+    assert exit_info.value.code == 2
+    assert "--keep-only needs --keep" in capsys.readouterr().err
 
 
 def test_a_stages_own_training_options_reach_its_train_function(tmp_path):

@@ -102,7 +102,9 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     print(f"{len(labels)} sector windows from {len(samples['sector_labels'])} tiles; "
           f"S/M/P/none = {np.bincount(labels.numpy()[labels.numpy() >= 0], minlength=4).tolist()}, "
           f"unlabelled {int((labels < 0).sum())}")
-    draw = torch.from_numpy(cover_draws(samples.pop("sector_cover").reshape(-1), cover_weight))
+    # Weight 1 draws uniformly, as before the weight was an option: the same command makes the same model.
+    draw = (None if cover_weight == 1.0
+            else torch.from_numpy(cover_draws(samples.pop("sector_cover").reshape(-1), cover_weight)))
     model = build_model()
     frozen_norms = start_from(model, resume)
     teacher = copy.deepcopy(model).eval() if keep else None
@@ -111,7 +113,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.01, ignore_index=UNLABELLED)
 
     def batches(step):
-        if cover_weight == 1.0:  # as before the weight was an option: the same command makes the same model
+        if draw is None:
             idx = torch.randint(0, len(labels), (batch,), generator=generator)
         else:
             idx = torch.searchsorted(draw, torch.rand(batch, generator=generator, dtype=torch.float64))

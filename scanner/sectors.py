@@ -162,16 +162,21 @@ class SectorClassifier:
         given that the sector shows a tile top; ``readable`` (n, 12) the
         probability that it does (not a hand, the table or clutter).
         """
-        return self.predict_each(patches)[0]
+        return self._read(patches, self.networks[:1])[0]
 
     def predict_each(self, patches: np.ndarray) -> tuple[SectorReading, ...]:
         """:meth:`predict_patches` by each network, the first network's first."""
+        return self._read(patches, self.networks)
+
+    @staticmethod
+    def _read(patches: np.ndarray, networks: tuple[OnnxModel, ...]) -> tuple[SectorReading, ...]:
+        """Each of ``networks``' reading of the patches' sectors (the windows cut once for all of them)."""
         if len(patches) == 0:
             empty = np.zeros((0, SECTORS, 3), np.float32), np.zeros((0, SECTORS), np.float32)
-            return (empty,) * len(self.networks)
+            return (empty,) * len(networks)
         windows = to_tensor(sector_windows(patches))
         return tuple(terrain_and_readable(softmax(network.run(windows)[0]).reshape(len(patches), SECTORS, -1))
-                     for network in self.networks)
+                     for network in networks)
 
     def predict(self, pyramid: Pyramid, corners: list[np.ndarray]) -> SectorReading:
         """:meth:`predict_patches` for tiles given by their image corners."""

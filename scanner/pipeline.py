@@ -239,15 +239,16 @@ class Scanner:
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
                                  previous=previous.readings if previous else None, hand_map=hand_map)
         quick = replace(self.settings, photo_look=0.0)
-        evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale)
+        in_frame = sectors_in_frame(readings, image_bgr.shape, [*cells, *beside])
+        evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
                                 settings=quick)
         # A lattice off the tiles reads noise, whose edges may agree better under either network.
-        network = self.sector_network(readings, image_bgr.shape, cells)
+        network = self.sector_network(readings, in_frame, cells)
         if not network or mean_tile_confidence(board) < BELIEVED_READ:
             return lattice, readings, evidence, board, 0
-        evidence = self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale, network=network)
+        evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
                                 settings=quick, sector_network=network)
@@ -293,17 +294,18 @@ class Scanner:
                              timings: dict[str, float] | None = None, beside: list = ()) -> tuple[dict, int]:
         """:meth:`evidence`, and the sector network whose readings it holds (:meth:`sector_network`)."""
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings)
-        network = self.sector_network(readings, image_bgr.shape, cells)
-        return self.evidence_of(readings, image_bgr.shape, cells, beside=beside, scale=scale, network=network), network
+        in_frame = sectors_in_frame(readings, image_bgr.shape, [*cells, *beside])
+        network = self.sector_network(readings, in_frame, cells)
+        return self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network), network
 
-    def sector_network(self, readings: FrameReadings, image_shape: tuple[int, ...], cells: list) -> int:
-        """Which sector network's readings the tiles ``cells`` take (:func:`scanner.sectors.chosen_network`)."""
+    def sector_network(self, readings: FrameReadings, in_frame: dict, cells: list) -> int:
+        """Which sector network's readings the tiles ``cells`` take (:func:`scanner.sectors.chosen_network`);
+        ``in_frame`` as :func:`sectors_in_frame` gives it."""
         if len(self.sectors.networks) == 1:
             return 0
-        read = [c.hex for c in cells if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
-        shown = dict(zip(read, sector_visibility([readings.looks[h].corners_px for h in read], image_shape)))
+        read = [c.hex for c in cells if c.hex in in_frame]
         return chosen_network([({h: readings.looks[h].sectors[k][0] for h in read},
-                                {h: shown[h] * readings.looks[h].sectors[k][1] for h in read})
+                                {h: in_frame[h] * readings.looks[h].sectors[k][1] for h in read})
                                for k in range(len(self.sectors.networks))])
 
     def classify(self, image_bgr: np.ndarray, cells: list, *, beside: list = (),
@@ -366,18 +368,16 @@ class Scanner:
         return FrameReadings(self.reading_source, looks,
                              {"sectors": sum(kept_sectors), "pieces": sum(kept_pieces)})
 
-    def evidence_of(self, readings: FrameReadings, image_shape: tuple[int, ...], cells: list, *,
+    def evidence_of(self, readings: FrameReadings, in_frame: dict, cells: list, *,
                     beside: list = (), scale: float = 1.0, network: int = 0) -> dict:
         """The :class:`TileEvidence` (and :class:`EmptyPositionEvidence`) of what :meth:`classify` read,
-        geometry in original pixels, the sectors as sector network ``network`` read them."""
-        read = [c for c in [*cells, *beside] if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
-        visible = dict(zip((c.hex for c in read),
-                           sector_visibility([readings.looks[c.hex].corners_px for c in read], image_shape)))
+        geometry in original pixels, the sectors as sector network ``network`` read them; ``in_frame`` as
+        :func:`sectors_in_frame` gives it for the positions read."""
 
         def as_tile(cell) -> TileEvidence:
             look = readings.looks[cell.hex]
             probs, readable = look.sectors[network]
-            return TileEvidence(cell.hex, probs, visible[cell.hex] * readable, look.corners_px / scale,
+            return TileEvidence(cell.hex, probs, in_frame[cell.hex] * readable, look.corners_px / scale,
                                 float(cell.visible), tuple(_in_original(r, scale) for r in look.pieces),
                                 look.sector_features, look.hand_shares)
 
@@ -386,9 +386,9 @@ class Scanner:
             look = readings.looks[cell.hex]
             evidence[cell.hex] = EmptyPositionEvidence(cell.hex, look.corners_px / scale,
                                                        tuple(_in_original(r, scale) for r in look.pieces),
-                                                       as_tile(cell) if cell.hex in visible else None)
+                                                       as_tile(cell) if cell.hex in in_frame else None)
         for cell in cells:
-            if cell.hex in visible:
+            if cell.hex in in_frame:
                 evidence[cell.hex] = as_tile(cell)
         for cell in cells:
             if cell.hex not in evidence:  # present but hidden: every sector unread
@@ -401,6 +401,12 @@ class Scanner:
         """What reads the tiles: the reading models' versions and the calibration (see :class:`FrameReadings`)."""
         calibration = json.dumps(self.calibration.to_json(), sort_keys=True) if self.calibration else None
         return self.sectors.version, self.hands.version, self.pieces.version, calibration
+
+
+def sectors_in_frame(readings: FrameReadings, image_shape: tuple[int, ...], positions: list) -> dict:
+    """Position -> (12,) share of each sector inside the photo, for the ``positions`` whose sectors were read."""
+    read = [c.hex for c in positions if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
+    return dict(zip(read, sector_visibility([readings.looks[h].corners_px for h in read], image_shape)))
 
 
 def _in_original(reading, scale: float):

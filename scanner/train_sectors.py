@@ -90,9 +90,11 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     import torch
 
     torch.manual_seed(seed)
-    samples = load_fields(data, "hex_patches", "sector_labels", "sector_cover")
+    # Weight 1 draws uniformly, as before the weight was an option: the same command makes the same model.
+    fields = ("hex_patches", "sector_labels") + (("sector_cover",) if cover_weight != 1.0 else ())
+    samples = load_fields(data, *fields)
     if keep_only:
-        kept_only = load_fields(keep_only, "hex_patches", "sector_labels", "sector_cover")
+        kept_only = load_fields(keep_only, *fields)
         kept_only["sector_labels"] = np.full_like(kept_only["sector_labels"], UNLABELLED)
         samples = {name: np.concatenate([samples[name], kept_only[name]]) for name in samples}
     # Every tile gives twelve windows, one per sector, each labelled with its own sector's terrain.
@@ -102,9 +104,8 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     print(f"{len(labels)} sector windows from {len(samples['sector_labels'])} tiles; "
           f"S/M/P/none = {np.bincount(labels.numpy()[labels.numpy() >= 0], minlength=4).tolist()}, "
           f"unlabelled {int((labels < 0).sum())}")
-    # Weight 1 draws uniformly, as before the weight was an option: the same command makes the same model.
-    draw = (None if cover_weight == 1.0
-            else torch.from_numpy(cover_draws(samples.pop("sector_cover").reshape(-1), cover_weight)))
+    draw = (torch.from_numpy(cover_draws(samples.pop("sector_cover").reshape(-1), cover_weight))
+            if cover_weight != 1.0 else None)
     model = build_model()
     frozen_norms = start_from(model, resume)
     teacher = copy.deepcopy(model).eval() if keep else None

@@ -166,16 +166,21 @@ class Scanner:
         from scanner.load import fit_within
         from scanner.locate import NoBoardFound
         from scanner.looks import find_lattices
-        from scanner.quality import check_quality, tile_size_advice
+        from scanner.quality import check_glare, check_quality, tile_size_advice, work_grey
         from scanner.rectified import rectified_look
 
         image_bgr, factor = fit_within(image_bgr)
         scale *= factor
         timings: dict[str, float] = {}
-        with timed(timings, "quality"):
-            report = check_quality(image_bgr)
-        with timed(timings, "lattice"):
-            lattices = find_lattices(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
+        with timed(timings, "quality"):  # glare is judged on the board's tiles once they are found
+            grey = work_grey(image_bgr)
+            report = check_quality(image_bgr, glare=False, grey=grey)
+        try:
+            with timed(timings, "lattice"):
+                lattices = find_lattices(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
+        except NoBoardFound:
+            check_quality(image_bgr, grey=grey)  # a board washed out by glare is refused for the glare, not as missing
+            raise
         with timed(timings, "hands"):  # once per photo, for every lattice read on it
             hand_map = self.hands.read(image_bgr)
         # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
@@ -216,10 +221,13 @@ class Scanner:
                 board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
                                     sector_network=network)
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
+            check_quality(image_bgr, grey=grey)  # as where no lattice is found: glare on the whole photo may be why
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
-        advice = (list(report.advice) + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
+        with timed(timings, "quality"):
+            glare = check_glare(image_bgr, in_view, grey=grey)
+        advice = (list(report.advice) + glare + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
                   + frame_advice(board) + hidden_advice(board) + hand_advice(board) + inferred_advice(board)
                   + doubtful_advice(board) + untaught_advice(board) + joined_advice(board)
                   + palette_advice(board, self.calibration))

@@ -10,7 +10,8 @@ side so that thresholds do not depend on the camera's resolution:
   independent of the edge's contrast;
 - darkness: the 90th percentile of luminance (the board is the bright part
   of most photos; a dark table alone does not make a photo too dark);
-- glare: the share of pixels clipped to white.
+- glare: the share of pixels clipped to white, on the board's tiles once they are
+  found (:func:`check_glare`): a white table clipped to white is no glare on the board.
 
 A photo past a ``*_retake`` limit cannot be read and raises :class:`RetakePhoto`
 (exit code 4); one past a ``*_warn`` limit is read but the advice says why the
@@ -23,7 +24,7 @@ from fewer pixels than the models were built for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -84,12 +85,17 @@ class QualityReport:
     retake: bool
 
 
-def assess_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits()) -> QualityReport:
-    """Measure blur, brightness and glare of a BGR photo and say what to improve."""
-    grey = _work_grey(image_bgr)
+GLARE_ADVICE = "Glare washes out part of the board: tilt the phone or move the lamp."
+
+
+def assess_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits(),
+                   grey: np.ndarray | None = None) -> QualityReport:
+    """Measure blur, brightness and glare (of the whole photo) of a BGR photo and say what to improve; ``grey`` is
+    its :func:`work_grey` where already made."""
+    grey = work_grey(image_bgr) if grey is None else grey
     blur = estimate_blur(grey)
     brightness = float(np.quantile(grey, BRIGHT_QUANTILE)) / 255.0
-    glare = float(np.count_nonzero(grey >= 250)) / grey.size
+    glare = glare_share(image_bgr, grey=grey)
     advice: list[str] = []
     retake = False
     for value, warn, limit, message, worse_when_high in (
@@ -97,8 +103,7 @@ def assess_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits(
          "The photo is blurred: hold the phone still and let it focus on the tiles.", True),
         (brightness, limits.dark_warn, limits.dark_retake,
          "The photo is too dark: add light or move away from your own shadow.", False),
-        (glare, limits.glare_warn, limits.glare_retake,
-         "Glare washes out part of the board: tilt the phone or move the lamp.", True),
+        (glare, limits.glare_warn, limits.glare_retake, GLARE_ADVICE, True),
     ):
         past_warn = value > warn if worse_when_high else value < warn
         if past_warn:
@@ -107,12 +112,46 @@ def assess_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits(
     return QualityReport(blur, brightness, glare, tuple(advice), retake)
 
 
-def check_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits()) -> QualityReport:
-    """:func:`assess_quality`, raising :class:`RetakePhoto` when the photo cannot be read."""
-    report = assess_quality(image_bgr, limits)
+def check_quality(image_bgr: np.ndarray, limits: QualityLimits = QualityLimits(), glare: bool = True,
+                  grey: np.ndarray | None = None) -> QualityReport:
+    """:func:`assess_quality`, raising :class:`RetakePhoto` when the photo cannot be read; without ``glare``, the
+    whole photo's glare neither refuses it nor gets advice (the scan judges glare on the board: :func:`check_glare`)."""
+    if not glare:
+        limits = replace(limits, glare_warn=np.inf, glare_retake=np.inf)
+    report = assess_quality(image_bgr, limits, grey)
     if report.retake:
         raise RetakePhoto(" ".join(report.advice))
     return report
+
+
+def glare_share(image_bgr: np.ndarray, tile_corners_px=None, grey: np.ndarray | None = None) -> float:
+    """Share of pixels clipped to white: on the tiles given (each six corners in the photo's pixels), else in the
+    whole photo; ``grey`` is its :func:`work_grey` where already made."""
+    grey = work_grey(image_bgr) if grey is None else grey
+    clipped = grey >= 250
+    if tile_corners_px is None:
+        return float(np.count_nonzero(clipped)) / clipped.size
+    scale = grey.shape[1] / image_bgr.shape[1]
+    mask = np.zeros(grey.shape, np.uint8)
+    for corners in tile_corners_px:
+        cv2.fillConvexPoly(mask, np.round(np.asarray(corners, np.float64) * scale).astype(np.int32), 1)
+    on_board = mask.astype(bool)
+    return float(np.count_nonzero(clipped & on_board)) / max(int(np.count_nonzero(on_board)), 1)
+
+
+def check_glare(image_bgr: np.ndarray, tile_corners_px, limits: QualityLimits = QualityLimits(),
+                grey: np.ndarray | None = None) -> list[str]:
+    """The glare advice for the board's tiles in view (each six corners in the photo's pixels), judged on those
+    tiles alone (:func:`glare_share`; ``grey`` is the photo's :func:`work_grey` where already made); raises
+    :class:`RetakePhoto` past ``limits.glare_retake``.
+
+    A photo of a board on a white table may clip most of its pixels to white while its tiles read well: measured
+    on the whole photo, it was refused (models/README.md, fifty-ninth session).
+    """
+    share = glare_share(image_bgr, tile_corners_px, grey)
+    if share > limits.glare_retake:
+        raise RetakePhoto(GLARE_ADVICE)
+    return [GLARE_ADVICE] if share > limits.glare_warn else []
 
 
 def estimate_blur(grey: np.ndarray) -> float:
@@ -137,7 +176,9 @@ def _edge_strength(image: np.ndarray) -> float:
     return float(np.quantile(np.hypot(gx, gy), EDGE_QUANTILE)) / 8.0
 
 
-def _work_grey(image_bgr: np.ndarray) -> np.ndarray:
+def work_grey(image_bgr: np.ndarray) -> np.ndarray:
+    """The grey copy of a BGR photo, shrunk to :data:`WORK_SIDE` pixels on its long side, that every measure of this
+    module is made on (a scan makes it once for :func:`check_quality` and :func:`check_glare`)."""
     if image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("expected a BGR image of shape (H, W, 3)")
     height, width = image_bgr.shape[:2]

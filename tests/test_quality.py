@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from scanner.patches import HEX_MARGIN, HEX_PATCH
-from scanner.quality import (MIN_TILE_AREA, RetakePhoto, assess_quality, check_quality, estimate_blur, hex_area,
-                             tile_size_advice)
+from scanner.quality import (GLARE_ADVICE, MIN_TILE_AREA, RetakePhoto, assess_quality, check_glare, check_quality,
+                             estimate_blur, glare_share, hex_area, tile_size_advice)
 
 
 def _scene(seed=0, shape=(768, 1024)):
@@ -65,6 +65,33 @@ def test_glare():
     report = assess_quality(image)
     assert report.glare_fraction > 0.4
     assert report.retake and any("Glare" in line for line in report.advice)
+
+
+def test_glare_is_judged_on_the_board_s_tiles_not_on_a_white_table():
+    image = np.full((768, 1024, 3), 255, np.uint8)  # a white table, clipped to white
+    image[250:550, 300:700] = _scene(shape=(300, 400))
+    tiles = [_hexagon(60.0) + offset for offset in ((0, -100), (-100, -100), (100, -100))]
+    assert assess_quality(image).glare_fraction > 0.4
+    assert glare_share(image, tiles) == 0.0
+    assert check_glare(image, tiles) == []
+    with pytest.raises(RetakePhoto, match="Glare"):
+        check_quality(image)
+    assert check_quality(image, glare=False).advice == ()
+
+
+def test_a_board_washed_out_by_glare_is_refused_and_a_little_glare_gets_advice():
+    image = _scene()
+    tiles = [_hexagon(60.0) + offset for offset in ((0, -100), (-100, -100), (100, -100))]
+    lit = image.copy()
+    cv2.fillConvexPoly(lit, np.round(tiles[0]).astype(np.int32), (255, 255, 255))
+    assert 0.05 < glare_share(lit, tiles) <= 0.4
+    assert check_glare(lit, tiles) == [GLARE_ADVICE]
+    for corners in tiles:
+        cv2.fillConvexPoly(lit, np.round(corners).astype(np.int32), (255, 255, 255))
+    assert assess_quality(lit).glare_fraction < 0.05  # the photo as a whole is hardly clipped
+    with pytest.raises(RetakePhoto, match="Glare") as info:
+        check_glare(lit, tiles)
+    assert info.value.exit_code == 4
 
 
 def test_resolution_does_not_change_the_measures():

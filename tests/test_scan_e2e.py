@@ -199,6 +199,20 @@ def test_a_huge_frame_is_shrunk_and_reported_in_its_own_pixels(scanner, render):
     assert max(xs) > 2048  # corners in the 4032-pixel frame's coordinates, not the shrunk image's
 
 
+def test_a_board_on_a_white_table_is_read_not_refused_for_glare(scanner, render):
+    """Glare is judged on the tiles: a table clipped to white around a readable board is no reason to retake it."""
+    from scanner.quality import GLARE_ADVICE, assess_quality
+
+    height, width = render.image.shape[:2]
+    on_white = cv2.copyMakeBorder(render.image, height // 2, height // 2, width // 2, width // 2, cv2.BORDER_CONSTANT,
+                                  value=(255, 255, 255))
+    assert assess_quality(on_white).glare_fraction > 0.4
+    result = scanner.scan(on_white)
+    c = compare(result.board, Board.from_json(render.truth))
+    assert c.matched_tiles >= 0.8 * c.true_tiles
+    assert GLARE_ADVICE not in result.advice
+
+
 def test_two_pieces_on_a_tile_are_shown_not_decoded_away(scanner):
     """A rule break must survive the scan: two tiles each given a second piece are reported, and no other."""
     import random

@@ -56,9 +56,7 @@ def rectify(image: np.ndarray, model: LatticeModel, board_min: np.ndarray, board
     """
     width = int(math.ceil((board_max[0] - board_min[0]) * scale)) + 1
     height = int(math.ceil((board_max[1] - board_min[1]) * scale)) + 1
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float64)
-    board = np.stack([xs / scale + board_min[0], ys / scale + board_min[1]], axis=-1)
-    photo = model.board_to_image(board).astype(np.float32)
+    photo = model.grid_to_image(np.arange(width) / scale + board_min[0], np.arange(height) / scale + board_min[1])
     # Shrinking the photo onto the rectified grid would alias: blur in proportion first.
     shrink = model.scale_px((board_min + board_max) / 2.0) / scale
     sigma = 0.5 * shrink if shrink > 1.5 else 0.0
@@ -70,8 +68,7 @@ def rectify(image: np.ndarray, model: LatticeModel, board_min: np.ndarray, board
     source = image[y0:y1, x0:x1].astype(np.float32)
     if sigma > 0.0:
         source = cv2.GaussianBlur(source, (0, 0), sigma)
-    rectified = cv2.remap(source, photo[..., 0] - np.float32(x0), photo[..., 1] - np.float32(y0), cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REPLICATE)
+    rectified = cv2.remap(source, photo - np.float32([x0, y0]), None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     inside = (photo[..., 0] >= 0) & (photo[..., 0] <= w - 1) & (photo[..., 1] >= 0) & (photo[..., 1] <= h - 1)
     return rectified.reshape(height, width, -1), inside, board_min.astype(np.float64)
 

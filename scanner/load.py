@@ -133,8 +133,8 @@ def _decode(im: Image.Image, max_side: int, source: str) -> LoadedImage:
     target = (max(1, round(upright[0] * scale)), max(1, round(upright[1] * scale)))
     if im.size != target:
         im = im.resize(target, Image.Resampling.BILINEAR, reducing_gap=2.0)
-    rgb = np.asarray(im)
-    bgr = np.ascontiguousarray(rgb[:, :, ::-1])
+    # cv2.cvtColor swaps the channels several times faster than copying numpy's reversed view.
+    bgr = cv2.cvtColor(np.asarray(im), cv2.COLOR_RGB2BGR)
     return LoadedImage(bgr, target[0] / upright[0], upright, source)
 
 

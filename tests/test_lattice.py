@@ -77,6 +77,19 @@ def test_model_round_trip(k1, angle):
     assert not model.is_mirrored(board[0])
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-0.25, 0.0), st.floats(0, 360), st.floats(20.0, 150.0), st.floats(-8.0, 8.0), st.floats(-8.0, 8.0),
+       st.floats(5.0, 60.0))
+def test_grid_to_image_maps_a_grid_as_board_to_image_maps_its_points(k1, angle, scale, x0, y0, per_unit):
+    model = _model(angle_deg=angle, scale=scale, k1=k1)
+    xs, ys = x0 + np.arange(37) / per_unit, y0 + np.arange(23) / per_unit
+    grid = np.stack(np.meshgrid(xs, ys), axis=-1)
+    photo = model.grid_to_image(xs, ys)
+    assert photo.dtype == np.float32 and photo.shape == (23, 37, 2)
+    # To float32 precision: the views from above sample the photo at these points with cv2.remap.
+    np.testing.assert_allclose(photo, model.board_to_image(grid), rtol=0, atol=2e-3)
+
+
 def test_fit_model_recovers_homography_and_distortion():
     truth = _model(k1=-0.08)
     board = hex_corners(_disc(5)).reshape(-1, 2)

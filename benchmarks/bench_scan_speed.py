@@ -6,7 +6,8 @@ For each photo: the median time to decode its JPEG bytes with OpenCV, and the
 median time of a whole ``Scanner.scan_path`` (load, quality, locate, lattice,
 sectors, pieces, assemble), with the models loaded once beforehand as a
 long-running scanner (the phone page, the overlay) would. Prints per-photo
-figures, the medians, the ratio, and the process's peak resident memory.
+figures, the medians, the ratio, the process's peak resident memory, and the median seconds of each stage
+(``ScanResult.timings``: where a scan's time goes).
 """
 
 from __future__ import annotations
@@ -49,12 +50,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     scanner = Scanner()
-    decode_times, scan_times = [], []
+    decode_times, scan_times, stage_times = [], [], []
     print(f"{'photo':<28} {'size':>11} {'decode s':>9} {'scan s':>8} {'ratio':>6}")
     for photo in photos_in(args.paths, args.limit):
         data = np.frombuffer(photo.read_bytes(), np.uint8)
         decode = median_seconds(lambda: cv2.imdecode(data, cv2.IMREAD_COLOR), args.repeat)
-        scan = median_seconds(lambda: scanner.scan_path(photo), args.repeat)
+        results = []
+        scan = median_seconds(lambda: results.append(scanner.scan_path(photo)), args.repeat)
+        stage_times.append({stage: statistics.median(r.timings.get(stage, 0.0) for r in results)
+                            for stage in results[0].timings})
         height, width = cv2.imdecode(data, cv2.IMREAD_REDUCED_COLOR_2).shape[:2]
         decode_times.append(decode)
         scan_times.append(scan)
@@ -63,6 +67,9 @@ def main() -> None:
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"median over {len(scan_times)} photos: decode {decode:.3f} s, scan {scan:.3f} s, "
           f"scan/decode {scan / decode:.1f}; peak memory {peak_mib:.0f} MiB")
+    stages = {stage: statistics.median(times.get(stage, 0.0) for times in stage_times)
+              for stage in dict.fromkeys(stage for times in stage_times for stage in times)}
+    print("median seconds per stage: " + ", ".join(f"{stage} {seconds:.3f}" for stage, seconds in stages.items()))
 
 
 if __name__ == "__main__":

@@ -50,6 +50,13 @@ readings where they agree better across the tiles' edges (:func:`scanner.sectors
 lattice more likely lies off the tiles, where either network's agreement is noise (models/README.md, fifty-eighth
 session)."""
 
+VIEW_SUPPORT_TOLERANCE = 0.2
+"""How much less of its tiles' edges (:attr:`scanner.lattice.LatticeFit.supported_share`) a view from above may find
+than the lattice kept and still be weighed by how sure it reads (:meth:`Scanner.scan`). The forty-sixth session asked
+for at least as much: among hopeless looks the reader's sureness is noise. But a view that lies on the tiles can find
+a little less of their edges than a lattice a cell off, and with no tolerance 13 of 180 choosing renders kept the worse
+of the two (models/README.md, sixtieth session)."""
+
 MIN_GAP_INSIDE = 0.99
 """Least share of an empty lattice position inside the frame for its sectors to be read, as those of a tile the
 tile-top model may have missed (:func:`scanner.assemble.with_missed_tiles`): a tile cut off by the frame is often
@@ -198,14 +205,15 @@ class Scanner:
         if not believed or previous is None:
             # More looks, from straight above on the board plane of each look, the look read surest first (a better
             # anchor than the looks' edges choose), each kept where it is read surer. A view on another look must
-            # also sit on the tiles' edges at least as well as the lattice kept: among hopeless looks the reader's
-            # sureness is noise. So must the view on a believed first look, which misses far tiles of a low photo
-            # (models/README.md, forty-sixth session); a video frame that follows another takes none of it.
+            # also sit on the tiles' edges about as well as the lattice kept (VIEW_SUPPORT_TOLERANCE): among hopeless
+            # looks the reader's sureness is noise. So must the view on a believed first look, which misses far tiles
+            # of a low photo (models/README.md, forty-sixth session); a video frame that follows another takes none.
             for rank, index in enumerate(np.argsort(-np.asarray(sureness), kind="stable")):
                 with timed(timings, "lattice"):
                     view = rectified_look(image_bgr, self.tile_tops, lattices[index])
                     view = converge(image_bgr, view) if view is not None else None
-                if view is None or ((rank > 0 or believed) and view.supported_share < best[0].supported_share):
+                if view is None or ((rank > 0 or believed)
+                                    and view.supported_share < best[0].supported_share - VIEW_SUPPORT_TOLERANCE):
                     continue
                 if believed and view.same_tiles(lattices[index]):
                     continue  # read again, the same tiles would read the same: half the view's cost saved

@@ -115,7 +115,8 @@ class LatticeModel:
         w = h[2, 0] * x + h[2, 1] * y
         w += h[2, 2]
         w[np.abs(w) < 1e-12] = 1e-12
-        # In place, in the order of operations of apply_homography and distort: the same float64 values.
+        # In place, in the order of operations of apply_homography and distort (whose matrix product may round the
+        # last float64 digit otherwise): the same values to float32 precision.
         ideal = []
         for row, centre in ((0, self.centre[0]), (1, self.centre[1])):
             d = h[row, 0] * x + h[row, 1] * y

@@ -118,7 +118,7 @@ class LatticeModel:
         # In place, in the order of operations of apply_homography and distort (whose matrix product may round the
         # last float64 digit otherwise): the same values to float32 precision.
         ideal = []
-        for row, centre in ((0, self.centre[0]), (1, self.centre[1])):
+        for row, centre in enumerate(self.centre):
             d = h[row, 0] * x + h[row, 1] * y
             d += h[row, 2]
             d /= w

@@ -15,7 +15,8 @@ view, which separates reading errors from tiles under hands or cut off by the fr
 share of wrong sectors written ``?``, why pieces are wrong
 (:func:`fjords.compare.piece_error_causes`), how many pieces of each colour are read right
 (:func:`fjords.compare.pieces_by_colour`), what was written on sectors the photo shows and on sectors a hand
-or the frame hides (:func:`fjords.compare.sector_outcomes_by_visibility`; renders of 2026-12-02 on), rune stones
+or the frame hides (:func:`fjords.compare.sector_outcomes_by_visibility`; renders of 2026-12-02 on) and on the
+board's rim or inside it, on tiles holding a piece or not (:func:`fjords.compare.sector_outcomes_by_place`), rune stones
 beside the tiles found and invented, legal
 boards read with two pieces on a tile, how often confident tiles and pieces are wrong, each photo's errors,
 the scanned tiles the lattice put off every true tile (:func:`fjords.compare.misplaced_tiles`), the figures by
@@ -38,7 +39,7 @@ import numpy as np
 
 from fjords.board import Board
 from fjords.compare import (compare, misplaced_tiles, piece_error_causes, pieces_by_colour,
-                            sector_outcomes_by_visibility, stones_and_crowding, summarize)
+                            sector_outcomes_by_place, sector_outcomes_by_visibility, stones_and_crowding, summarize)
 from fjords.errors import FjordsError
 from fjords_cli.eval_command import find_photos
 from scanner.assemble import DecodeSettings, assemble
@@ -157,6 +158,7 @@ def measure(photos: list[Path], scanner: Scanner, truth_geometry: bool = False,
             "pieces_right_of_true_by_colour": right_of_true(pooled(pieces_by_colour)),
             "stones_and_crowding": dict(pooled(stones_and_crowding)),
             "sectors_by_visibility": dict(sorted(pooled(sector_outcomes_by_visibility).items())),
+            "sectors_by_place": dict(sorted(pooled(sector_outcomes_by_place).items())),
             "reliability": summary["reliability"],
             "errors_by_photo": {path.name: c.errors for path, c in zip(photos, comparisons)},
             "misplaced_tiles_of_judged": pooled_misplaced(misplaced),
@@ -207,6 +209,12 @@ def by_elevation(elevations: list[float | None], comparisons: list, misplaced: l
     return out
 
 
+def photos_in(folder: Path, in_view: float | None = None) -> list[Path]:
+    """The photos of ``folder`` (:func:`fjords_cli.eval_command.find_photos`: ``FjordsError`` when it holds none),
+    only those whose every true tile is at least ``in_view`` in view when it is given (:func:`all_in_view`)."""
+    return [photo for photo in find_photos(folder) if in_view is None or all_in_view(photo, in_view)]
+
+
 def all_in_view(photo: Path, share: float) -> bool:
     """Whether every tile of the photo's truth is at least ``share`` in view (not cut off, not under a hand)."""
     truth = json.loads(photo.with_suffix(".json").read_text())
@@ -237,13 +245,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         grid = settings_grid(args.setting)
-        photos = find_photos(args.dir)
+        photos = photos_in(args.dir, args.in_view)[: args.limit]
     except (FjordsError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 2
-    if args.in_view is not None:
-        photos = [p for p in photos if all_in_view(p, args.in_view)]
-    photos = photos[: args.limit]
     grid = {"mismatch": args.mismatch, "switch": args.switch, "unsure": args.unsure,
             "min_piece_confidence": args.piece_floor, "min_stone_beside": args.stone_beside, **grid}
     report = measure(photos, Scanner(args.models, calibration=args.calibration), args.truth_geometry, grid)

@@ -309,6 +309,32 @@ def sector_outcomes_by_visibility(scanned: Board, truth: Board, comparison: Comp
     return outcomes
 
 
+def sector_outcomes_by_place(scanned: Board, truth: Board, comparison: Comparison | None = None) -> Counter[str]:
+    """What the scan wrote on the true sectors of the tiles it found, by where each sector lies: a diagnosis of
+    what the rules can and cannot mend.
+
+    A sector on the board's **rim** faces no true tile across its edge, so the edge rule has nothing to check it
+    against; one **inside** faces a tile. Its tile **holds a piece** (any true piece, rune stones too) or **holds
+    none**. Keys are ``"rim …"`` or ``"inside …"``, then ``"piece"`` or ``"no piece"``, then the outcome:
+    ``right``, ``wrong`` (a silent error) or ``?``. Sectors of true tiles the scan missed are left out (see
+    :func:`sector_outcomes_by_visibility`). Aligned as ``comparison`` (by default ``compare(scanned, truth)``).
+    """
+    comparison = comparison or compare(scanned, truth)
+    found = {h: t.terrain for h, t in _aligned(scanned, comparison).tiles.items()}
+    holding = {piece.hex for piece in truth.pieces}
+    outcomes: Counter[str] = Counter()
+    for h, tile in truth.tiles.items():
+        read = found.get(h)
+        if read is None:
+            continue
+        held = "piece" if h in holding else "no piece"
+        for i in range(SECTORS):
+            place = "inside" if h.neighbour(i // 2) in truth.tiles else "rim"
+            outcome = "right" if read[i] == tile.terrain[i] else "?" if read[i] not in TERRAINS else "wrong"
+            outcomes[f"{place} {held} {outcome}"] += 1
+    return outcomes
+
+
 #: A scanned tile whose centre lies farther than this many true circumradii from the nearest true tile's centre
 #: is misplaced (:func:`misplaced_tiles`): a good part of its hexagon covers a neighbour or the table.
 MISPLACED_REACH = 0.3

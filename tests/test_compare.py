@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from fjords.board import Board, Piece, Tile
 from fjords.compare import (Comparison, bootstrap_interval, compare, misplaced_tiles, paired_change_interval,
-                            piece_error_causes, pieces_by_colour, ratio, sector_outcomes_by_visibility,
-                            stones_and_crowding, summarize, wilson_interval)
+                            piece_error_causes, pieces_by_colour, ratio, sector_outcomes_by_place,
+                            sector_outcomes_by_visibility, stones_and_crowding, summarize, wilson_interval)
 from fjords.geometry import Hex
 
 # No symmetry: every rotation and translation but the identity moves some letter.
@@ -303,6 +303,20 @@ def test_sector_outcomes_split_seen_partly_and_hidden_sectors():
     lost = TRUTH.with_tiles(t for t in TRUTH.tiles.values() if t.hex != Hex(0, 0))
     assert sector_outcomes_by_visibility(lost, truth) == {"hidden tile missed": 5, "partly tile missed": 1,
                                                           "seen tile missed": 6, "seen right": 12}
+
+
+def test_sector_outcomes_split_the_rim_from_inside_and_tiles_with_a_piece_from_the_others():
+    # Every true tile but (-1, 0) holds a piece (the Odin stone beside the tiles holds none of them); (1, -1) and
+    # (-1, 0) face a tile across two edges, (0, 0) across five, the others across three.
+    assert sector_outcomes_by_place(TRUTH, TRUTH) == {"inside piece right": 32, "rim piece right": 28,
+                                                     "inside no piece right": 4, "rim no piece right": 8}
+    # On (-1, 0): sector 0 faces (0, 0) and is read `?`; sector 2 faces nothing and is read wrong. Tile (0, 1),
+    # missed, is left out. The scan is turned, as a scan may be.
+    scanned = with_terrain(TRUTH, Hex(-1, 0), "?SMSSSSSSSPM")
+    scanned = scanned.with_tiles(t for t in scanned.tiles.values() if t.hex != Hex(0, 1))
+    assert sector_outcomes_by_place(scanned.rotated(2), TRUTH) == {
+        "inside piece right": 26, "rim piece right": 22, "inside no piece right": 3, "inside no piece ?": 1,
+        "rim no piece right": 7, "rim no piece wrong": 1}
 
 
 def test_misplaced_tiles_judge_scanned_centres_against_the_true_tiles_in_the_photo():

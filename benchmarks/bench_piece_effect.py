@@ -58,7 +58,10 @@ def without_pieces(photos: list[Path], out: Path) -> tuple[list[Path], list[Path
     kept, copies = [], []
     for photo in photos:
         truth_path = photo.with_suffix(".json")
-        again = drawn_again(truth_path)
+        try:
+            again = drawn_again(truth_path)
+        except (OSError, ValueError, KeyError, TypeError, FjordsError):  # no truth, or not a render's
+            again = None
         original = cv2.imread(str(photo))
         if again is None or original is None or again.shape != original.shape or \
                 np.abs(again.astype(np.int16) - original).mean() > SAME_PHOTO:
@@ -85,9 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     except FjordsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    scanner = Scanner(args.models)
     with tempfile.TemporaryDirectory() as folder:
         kept, copies = without_pieces(photos, Path(folder))
+        if not kept:
+            print(f"no render in {args.dir} could be drawn again the same (renders of `fjords render` only)",
+                  file=sys.stderr)
+            return 2
+        scanner = Scanner(args.models)
         report = {"photos": len(kept)}
         for name, read in (("with pieces", kept), ("without pieces", copies)):
             (figures,) = _one_setting(measure(read, scanner, truth_geometry=True))

@@ -47,3 +47,13 @@ def test_a_truth_without_its_scene_is_not_drawn_again(tmp_path):
     truth = tmp_path / "board.json"
     truth.write_text(json.dumps({"format": "fjords-board/1", "edition": "classic", "tiles": [], "pieces": []}))
     assert _bench().drawn_again(truth) is None
+
+
+def test_a_folder_of_photos_that_cannot_be_drawn_again_is_refused_in_one_line(tmp_path, capsys):
+    import cv2
+
+    cv2.imwrite(str(tmp_path / "table.jpg"), np.full((60, 80, 3), 128, np.uint8))
+    (tmp_path / "table.json").write_text(json.dumps({"format": "fjords-board/1", "edition": "classic",
+                                                      "tiles": [], "pieces": []}))
+    assert _bench().main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("no render in ")

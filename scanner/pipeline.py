@@ -222,9 +222,9 @@ class Scanner:
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
                     best = read
         lattice, readings, evidence, board, network = best
-        if self.settings.photo_look:
+        if self.settings.photo_look or self.settings.choice_sector_visible != self.settings.min_sector_visible:
             # The lattices were compared as the network reads them (:meth:`_read_lattice`); the photo's own
-            # terrain look decodes the one kept.
+            # terrain look, and the reading's own floor of sectors in view, decode the one kept.
             with timed(timings, "assemble"):
                 board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
                                     sector_network=network)
@@ -247,14 +247,15 @@ class Scanner:
                       timings: dict[str, float],
                       hand_map: np.ndarray) -> tuple[LatticeFit, FrameReadings, dict, Board, int]:
         """Classify and decode the tiles of one lattice of the photo (:meth:`scan`), without the photo's own
-        terrain look: fitted to the sure reading of a lattice off the tiles, it makes that reading surer too,
-        and lattices are compared by how sure their reading is. The last item is the sector network whose
+        terrain look (fitted to the sure reading of a lattice off the tiles, it makes that reading surer too,
+        and lattices are compared by how sure their reading is) and with the floor of sectors in view the
+        comparison was chosen with (``choice_sector_visible``). The last item is the sector network whose
         readings the tiles took (:meth:`sector_network`)."""
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
                                  previous=previous.readings if previous else None, hand_map=hand_map)
-        quick = replace(self.settings, photo_look=0.0)
+        quick = replace(self.settings, photo_look=0.0, min_sector_visible=self.settings.choice_sector_visible)
         in_frame = sectors_in_frame(readings, image_bgr.shape, [*cells, *beside])
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale)
         with timed(timings, "assemble"):

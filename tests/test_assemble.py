@@ -85,6 +85,15 @@ def test_sectors_outside_the_photo_are_unknown():
     assert board.tiles[A].terrain == "MM??MMMMMMMM"
 
 
+def test_a_sector_partly_in_the_photo_is_read_from_the_floor_up():
+    """Under ``min_sector_visible`` of a sector in view (and showing a tile top) it is unread; at it and above, read."""
+    floor = DecodeSettings().min_sector_visible
+    visible = np.ones(SECTORS)
+    visible[[2, 3]] = [floor, floor - 0.05]
+    board = assemble({A: evidence(A, sure("MMMMMMMMMMMM"), visible=visible)})
+    assert board.tiles[A].terrain == "MMM?MMMMMMMM"
+
+
 def test_sectors_under_a_hand_are_named_and_read_as_before():
     shares = np.zeros(SECTORS)
     shares[[3, 4, 5]] = [0.4, 0.5, 0.9]

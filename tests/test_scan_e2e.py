@@ -96,6 +96,24 @@ def test_of_lattices_the_edges_cannot_choose_the_one_read_surest_is_kept(scanner
         assert kept is not off and kept.same_tiles(true_fit)
 
 
+def test_lattices_are_compared_with_the_floor_they_were_chosen_with_and_the_board_kept_is_read_with_its_own(
+        scanner, render, monkeypatch):
+    """A reading made surer must not turn the choice among lattices (sixty-first session): every lattice is read,
+    for comparing, with ``choice_sector_visible``; the one kept is decoded again with ``min_sector_visible``."""
+    floors = []
+    decode = scanner.decode
+
+    def recording(*args, settings=None, **kwargs):
+        floors.append((settings or scanner.settings).min_sector_visible)
+        return decode(*args, settings=settings, **kwargs)
+
+    monkeypatch.setattr(scanner, "decode", recording)
+    scanner.scan(render.image)
+    assert scanner.settings.choice_sector_visible != scanner.settings.min_sector_visible
+    assert floors[-1] == scanner.settings.min_sector_visible
+    assert set(floors[:-1]) == {scanner.settings.choice_sector_visible}
+
+
 def test_views_from_above_are_taken_on_every_look_read_surest_first_and_kept_when_read_surer(scanner, render,
                                                                                              monkeypatch):
     import scanner.looks as looks

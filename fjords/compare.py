@@ -303,8 +303,7 @@ def sector_outcomes_by_visibility(scanned: Board, truth: Board, comparison: Comp
         read = found.get(h)
         for i, share in enumerate(shares):
             seen = "seen" if share >= SEEN_SECTOR else "hidden" if share <= HIDDEN_SECTOR else "partly"
-            outcome = ("tile missed" if read is None else "right" if read[i] == tile.terrain[i]
-                       else "?" if read[i] not in TERRAINS else "wrong")
+            outcome = "tile missed" if read is None else _letter_outcome(read[i], tile.terrain[i])
             outcomes[f"{seen} {outcome}"] += 1
     return outcomes
 
@@ -330,9 +329,13 @@ def sector_outcomes_by_place(scanned: Board, truth: Board, comparison: Compariso
         held = "piece" if h in holding else "no piece"
         for i in range(SECTORS):
             place = "inside" if h.neighbour(i // 2) in truth.tiles else "rim"
-            outcome = "right" if read[i] == tile.terrain[i] else "?" if read[i] not in TERRAINS else "wrong"
-            outcomes[f"{place} {held} {outcome}"] += 1
+            outcomes[f"{place} {held} {_letter_outcome(read[i], tile.terrain[i])}"] += 1
     return outcomes
+
+
+def _letter_outcome(read: str, true: str) -> str:
+    """What a scan wrote on a sector: ``right``, ``?`` (unread) or ``wrong`` (another letter: a silent error)."""
+    return "right" if read == true else "?" if read not in TERRAINS else "wrong"
 
 
 #: A scanned tile whose centre lies farther than this many true circumradii from the nearest true tile's centre

@@ -222,8 +222,8 @@ class Scanner:
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
                     best = read
         lattice, readings, evidence, board, network = best
-        if self.settings.photo_look or self.settings.choice_sector_visible != self.settings.min_sector_visible:
-            # The lattices were compared as the network reads them (:meth:`_read_lattice`); the photo's own
+        if self.comparison_settings() != self.settings:
+            # The lattices were compared as the network reads them (:meth:`comparison_settings`); the photo's own
             # terrain look, and the reading's own floor of sectors in view, decode the one kept.
             with timed(timings, "assemble"):
                 board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
@@ -242,25 +242,31 @@ class Scanner:
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
                           image_bgr=image_bgr, readings=readings)
 
+    def comparison_settings(self) -> DecodeSettings:
+        """The decoder settings the lattices a photo offers are read with to be compared (:meth:`scan`): without
+        the photo's own terrain look, and with the floor of sectors in view the comparison was chosen with
+        (``choice_sector_visible``). Where they differ from the scanner's settings, the lattice kept is decoded
+        again with those."""
+        return replace(self.settings, photo_look=0.0, min_sector_visible=self.settings.choice_sector_visible)
+
     def _read_lattice(self, image_bgr: np.ndarray, lattice: LatticeFit, *, previous: ScanResult | None,
                       scale: float, original_size: tuple[int, int] | None, file: str | None,
                       timings: dict[str, float],
                       hand_map: np.ndarray) -> tuple[LatticeFit, FrameReadings, dict, Board, int]:
-        """Classify and decode the tiles of one lattice of the photo (:meth:`scan`), without the photo's own
-        terrain look (fitted to the sure reading of a lattice off the tiles, it makes that reading surer too,
-        and lattices are compared by how sure their reading is) and with the floor of sectors in view the
-        comparison was chosen with (``choice_sector_visible``). The last item is the sector network whose
-        readings the tiles took (:meth:`sector_network`)."""
+        """Classify and decode the tiles of one lattice of the photo (:meth:`scan`) with
+        :meth:`comparison_settings`, so without the photo's own terrain look: fitted to the sure reading of a
+        lattice off the tiles, it makes that reading surer too, and lattices are compared by how sure their
+        reading is. The last item is the sector network whose readings the tiles took (:meth:`sector_network`)."""
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
                                  previous=previous.readings if previous else None, hand_map=hand_map)
-        quick = replace(self.settings, photo_look=0.0, min_sector_visible=self.settings.choice_sector_visible)
+        comparing = self.comparison_settings()
         in_frame = sectors_in_frame(readings, image_bgr.shape, [*cells, *beside])
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
-                                settings=quick)
+                                settings=comparing)
         # A lattice off the tiles reads noise, whose edges may agree better under either network.
         network = self.sector_network(readings, in_frame, cells)
         if not network or mean_tile_confidence(board) < BELIEVED_READ:
@@ -268,7 +274,7 @@ class Scanner:
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
-                                settings=quick, sector_network=network)
+                                settings=comparing, sector_network=network)
         return lattice, readings, evidence, board, network
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,

@@ -82,8 +82,9 @@ throw away what the rules say:
   colour model names every piece by a paint it was taught, so a purple player's
   pieces read red, often sure. Where the network names the pieces, those whose
   measured colour lies where no taught paint does (:data:`UNTAUGHT_HUE_ARCS`) are
-  set aside under ``doubtful_pieces`` with ``untaught_paint``, and the advice says
-  to calibrate (:func:`untaught_paints`).
+  named by the spec's colour for that arc, purple, and keep ``untaught_paint``;
+  the advice says so, and to calibrate where that paint has another name
+  (:func:`untaught_paints`).
 * **Only a rune stone stands beside the tiles.** On an empty lattice position
   next to the board (:class:`EmptyPositionEvidence`) a piece is reported only as
   a rune stone (Odin), and only when the models are at least
@@ -944,6 +945,10 @@ def join_cut_off_settlers(placed: list[PlacedReading], counted: list[Piece], dou
 #: 0.1th 7), and the held-out purple pieces lay there. The stretch between green and blue, as empty there, is not
 #: one: under a cool lamp green pieces reached into it (the fifty-fourth session, models/README.md).
 UNTAUGHT_HUE_ARCS = (("purple or magenta", -57.0, 4.0),)
+#: The spec's colour name for a paint in each arc (``board-format.md``: without calibration a player's colour is
+#: named by the nearest of eleven names). Of those, the models were taught all but orange and purple, and orange's
+#: hues lie among yellow's and brown's: a paint between blue and red is named purple.
+UNTAUGHT_PAINT_NAMES = {"purple or magenta": "purple"}
 
 
 def paint_hue_chroma(rgb) -> tuple[float, float]:
@@ -1128,10 +1133,10 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
                                            rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
     if piece_calibration is not None:  # without one, a calibration's palette names the pieces (or none is doubtful)
-        untaught = untaught_paints(pieces, settings)
-        doubtful += [{**piece_to_json(pieces[index]), "untaught_paint": looks, "untaught_paint_hue": round(hue, 1)}
-                     for index, (looks, hue) in untaught.items()]
-        pieces = [piece for index, piece in enumerate(pieces) if index not in untaught]
+        for index, (looks, hue) in untaught_paints(pieces, settings).items():
+            piece = pieces[index]
+            pieces[index] = replace(piece, player=UNTAUGHT_PAINT_NAMES[looks], extra=MappingProxyType(
+                {**piece.extra, "untaught_paint": looks, "untaught_paint_hue": round(hue, 1)}))
     pieces += [stone for e in beside if (stone := decode_stone_beside(e, settings)) is not None
                and stone.hex not in evidence]
     board_extra = dict(extra or {})

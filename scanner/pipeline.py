@@ -527,9 +527,8 @@ def inferred_advice(board: Board) -> list[str]:
 
 
 def doubtful_advice(board: Board) -> list[str]:
-    """One sentence about pieces read too doubtfully to count, if any (those of a paint the models were never taught
-    aside: :func:`untaught_advice`)."""
-    doubtful = [p for p in board.extra.get("doubtful_pieces") or () if "untaught_paint" not in p]
+    """One sentence about pieces read too doubtfully to count, if any."""
+    doubtful = list(board.extra.get("doubtful_pieces") or ())
     if not doubtful:
         return []
     named = _first_few([f"{p.get('player') or ''} {_place(p)}".strip() for p in doubtful])
@@ -538,15 +537,15 @@ def doubtful_advice(board: Board) -> list[str]:
 
 
 def untaught_advice(board: Board) -> list[str]:
-    """One sentence per read colour whose pieces are of a paint the models were never taught
+    """One sentence per colour named by its paint alone, a paint the models were never taught
     (:func:`scanner.assemble.untaught_paints`), if any."""
     by_colour: dict[str, list] = {}
-    for p in board.extra.get("doubtful_pieces") or ():
-        if "untaught_paint" in p:
-            by_colour.setdefault(p.get("player"), []).append(p)
-    return [f"{len(pieces)} piece(s) read {name} look {pieces[0]['untaught_paint']}, a paint the scanner was never "
-            f"taught ({_first_few([_place(p) for p in pieces])}), and were not counted: if a player has that paint, "
-            "calibrate on a photo of this table (fjords calibrate) to name them."
+    for piece in board.pieces:
+        if "untaught_paint" in piece.extra:
+            by_colour.setdefault(piece.player, []).append(piece)
+    return [f"{len(pieces)} piece(s) look {pieces[0].extra['untaught_paint']}, a paint the scanner was never taught "
+            f"({_first_few([f'{p.kind} at ({p.hex.q},{p.hex.r})' for p in pieces])}), and were named {name} by their "
+            "colour: if that player's paint has another name, calibrate on a photo of this table (fjords calibrate)."
             for name, pieces in by_colour.items()]
 
 

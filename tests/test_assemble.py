@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fjords.board import Piece
 from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              UNTAUGHT_HUE_ARCS, longest_cyclic_run, place_piece, ring_marginals,
+                              UNTAUGHT_HUE_ARCS, UNTAUGHT_PAINT_NAMES, longest_cyclic_run, place_piece, ring_marginals,
                               shade_posterior, shade_split, untaught_paints, with_palette_names, with_photo_look)
 from scanner.confidence import FEATURES, PieceCalibration
 from scanner.pieces import COLOUR_NAMES, PieceReading
@@ -783,16 +783,24 @@ def painted(colour: str, rgb: tuple[int, int, int]) -> PieceReading:
 PURPLE, MAUVE_GREY = (120, 40, 140), (130, 120, 130)  # hue -39 and -35 degrees
 
 
-def test_pieces_of_a_paint_no_taught_paint_looks_like_are_set_aside_and_said_to_be_so():
+def test_pieces_of_a_paint_no_taught_paint_looks_like_are_named_purple_by_their_colour():
     # A purple and a red player both read red, and a blue one.
     readings = [painted("red", PURPLE), painted("red", (200, 30, 30)), painted("red", (110, 45, 150)),
                 painted("blue", (40, 60, 170))]
     board = assemble({h: evidence(h, sure(PLAIN), r) for h, r in zip(ROW, readings)},
                      piece_calibration=presence_less(1.0))
-    assert sorted((p.hex, p.player) for p in board.pieces) == sorted([(ROW[1], "red"), (ROW[3], "blue")])
-    aside = board.extra["doubtful_pieces"]
-    assert [(p["player"], p["untaught_paint"]) for p in aside] == [("red", "purple or magenta")] * 2
-    assert -50 < aside[0]["untaught_paint_hue"] < -30
+    assert sorted((p.hex, p.player) for p in board.pieces) == sorted(
+        [(ROW[0], "purple"), (ROW[1], "red"), (ROW[2], "purple"), (ROW[3], "blue")])
+    named = [p for p in board.pieces if p.player == "purple"]
+    assert all(p.extra["untaught_paint"] == "purple or magenta" and -50 < p.extra["untaught_paint_hue"] < -30
+               for p in named)
+    assert all("untaught_paint" not in p.extra for p in board.pieces if p.player != "purple")
+    assert "doubtful_pieces" not in board.extra
+
+
+def test_every_untaught_arc_has_a_colour_name_of_the_spec():
+    assert {looks for looks, _, _ in UNTAUGHT_HUE_ARCS} == set(UNTAUGHT_PAINT_NAMES)
+    assert set(UNTAUGHT_PAINT_NAMES.values()) <= set(COLOUR_NAMES)
 
 
 @pytest.mark.parametrize("rgb, untaught", [(PURPLE, {"purple or magenta"}), (MAUVE_GREY, set()), ((200, 30, 30), set()),
@@ -811,7 +819,7 @@ def test_no_taught_paint_lies_in_an_untaught_arc():
                    for _, start, end in UNTAUGHT_HUE_ARCS)
 
 
-def test_pieces_named_without_a_piece_calibration_are_never_set_aside():
+def test_pieces_named_without_a_piece_calibration_are_never_named_by_their_paint():
     board = assemble({ROW[0]: evidence(ROW[0], sure(PLAIN), painted("red", PURPLE))})
     assert [p.player for p in board.pieces] == ["red"] and "doubtful_pieces" not in board.extra
 

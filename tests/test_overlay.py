@@ -41,14 +41,15 @@ def test_doubtful_pieces_are_named_in_the_advice():
     assert "red settler at (0,0)" in sentence and "runestone at (1,0)" in sentence
 
 
-UNTAUGHT = dict(DOUBTFUL, untaught_paint="purple or magenta", untaught_paint_hue=-38.6)
-
-
-def test_pieces_of_an_untaught_paint_get_their_own_advice_not_the_doubtful_ones():
-    board = _board([UNTAUGHT, dict(UNTAUGHT, q=1, kind="house"), DOUBTFUL])
+def test_pieces_named_by_an_untaught_paint_get_their_own_advice():
+    named = [Piece(Hex(q, 0), 3, kind, "purple", extra={"untaught_paint": "purple or magenta",
+                                                        "untaught_paint_hue": -38.6})
+             for q, kind in ((0, "settler"), (1, "house"))]
+    board = _board([DOUBTFUL], pieces=(*named, Piece(Hex(0, 0), 3, "settler", "red")))
     (sentence,) = untaught_advice(board)
-    assert sentence.startswith("2 piece(s) read red look purple or magenta, a paint the scanner was never taught")
-    assert "settler at (0,0), house at (1,0)" in sentence and "fjords calibrate" in sentence
+    assert sentence.startswith("2 piece(s) look purple or magenta, a paint the scanner was never taught")
+    assert "settler at (0,0), house at (1,0)" in sentence and "named purple" in sentence
+    assert "fjords calibrate" in sentence
     assert doubtful_advice(board)[0].startswith("1 possible piece(s) not counted")
     assert untaught_advice(_board([DOUBTFUL])) == []
 

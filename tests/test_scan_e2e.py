@@ -300,7 +300,7 @@ def test_a_tile_the_lattice_missed_is_read_from_its_sectors(scanner, render):
     assert missed not in off.tiles
 
 
-def test_a_purple_player_read_as_red_is_set_aside_beside_the_red_player_and_named_in_the_advice(scanner):
+def test_a_purple_player_read_as_red_is_named_purple_beside_the_red_player_and_in_the_advice(scanner):
     from renderer import random_board, render_board
     from renderer.boards import random_setup
 
@@ -315,11 +315,11 @@ def test_a_purple_player_read_as_red_is_set_aside_beside_the_red_player_and_name
     def nearest(base) -> str:
         return min(true_bases, key=lambda colour: np.min(np.linalg.norm(true_bases[colour] - base, axis=1)))
 
-    aside = [p for p in result.board.extra.get("doubtful_pieces", ()) if "untaught_paint" in p]
-    assert len(aside) >= 0.8 * len(true_bases["purple"])
-    assert all(nearest(np.asarray(p["base_px"])) == "purple" for p in aside)
+    named = [p for p in result.board.pieces if p.player == "purple"]
+    assert len(named) >= 0.8 * len(true_bases["purple"])
+    assert all(nearest(np.asarray(p.extra["base_px"])) == "purple" and "untaught_paint" in p.extra for p in named)
     assert all(nearest(np.asarray(p.extra["base_px"])) == "red" for p in result.board.pieces if p.player == "red")
-    assert any("look purple or magenta" in note for note in result.advice)
+    assert any("look purple or magenta" in note and "named purple" in note for note in result.advice)
 
 
 def test_tiles_partly_under_a_hand_are_named_and_read_as_without_the_hand_model(scanner):

@@ -247,8 +247,9 @@ class DecodeSettings:
         and 63 %; models/README.md). Writing such sectors ``?`` instead failed its rules there (models/README.md).
     min_untaught_chroma : where the network names the pieces, a counted piece whose measured colour is at least
         this chromatic (CIELAB chroma) with a hue where no paint the models were taught lies
-        (:data:`UNTAUGHT_HUE_ARCS`) is of a paint they were never taught, and is set aside
-        (:func:`untaught_paints`). ``inf`` turns it off.
+        (:data:`UNTAUGHT_HUE_ARCS`) is of a paint they were never taught, and is named by that paint
+        (:data:`UNTAUGHT_PAINT_NAMES`, :func:`untaught_paints`; set aside before the sixty-second session). ``inf``
+        turns it off.
     min_untaught_group : nor unless at least this many pieces read in its colour are such. 2 was chosen on 640
         renders scanned before (1 set aside 3 right pieces there, 2 none; models/README.md).
     max_untaught_spread : nor where more pieces of its colour lie outside the arcs, the nearest at most this many
@@ -1132,7 +1133,7 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
     pieces, unsure = join_cut_off_settlers(placed, pieces, unsure, tiles, settings, piece_calibration, board_median,
                                            rules)
     doubtful += [piece_to_json(piece) for piece in unsure]
-    if piece_calibration is not None:  # without one, a calibration's palette names the pieces (or none is doubtful)
+    if piece_calibration is not None:  # without one, a calibration's palette names the pieces
         for index, (looks, hue) in untaught_paints(pieces, settings).items():
             piece = pieces[index]
             pieces[index] = replace(piece, player=UNTAUGHT_PAINT_NAMES[looks], extra=MappingProxyType(

@@ -293,8 +293,7 @@ def sector_outcomes_by_visibility(scanned: Board, truth: Board, comparison: Comp
     :data:`HIDDEN_SECTOR`) followed by the outcome: ``right`` (the true letter; on a hidden sector, a lucky
     guess), ``wrong`` (another letter: a silent error), ``?`` or ``tile missed`` (its tile is not on the scan).
     """
-    comparison = comparison or compare(scanned, truth)
-    found = {h: t.terrain for h, t in _aligned(scanned, comparison).tiles.items()}
+    found = _terrains_read(scanned, truth, comparison)
     outcomes: Counter[str] = Counter()
     for h, tile in truth.tiles.items():
         shares = tile.extra.get("sector_visible")
@@ -318,8 +317,7 @@ def sector_outcomes_by_place(scanned: Board, truth: Board, comparison: Compariso
     ``right``, ``wrong`` (a silent error) or ``?``. Sectors of true tiles the scan missed are left out (see
     :func:`sector_outcomes_by_visibility`). Aligned as ``comparison`` (by default ``compare(scanned, truth)``).
     """
-    comparison = comparison or compare(scanned, truth)
-    found = {h: t.terrain for h, t in _aligned(scanned, comparison).tiles.items()}
+    found = _terrains_read(scanned, truth, comparison)
     holding = {piece.hex for piece in truth.pieces}
     outcomes: Counter[str] = Counter()
     for h, tile in truth.tiles.items():
@@ -331,6 +329,13 @@ def sector_outcomes_by_place(scanned: Board, truth: Board, comparison: Compariso
             place = "inside" if h.neighbour(i // 2) in truth.tiles else "rim"
             outcomes[f"{place} {held} {_letter_outcome(read[i], tile.terrain[i])}"] += 1
     return outcomes
+
+
+def _terrains_read(scanned: Board, truth: Board, comparison: Comparison | None) -> dict[Hex, str]:
+    """The scanned tiles' terrain strings by true position, aligned as ``comparison`` (by default
+    ``compare(scanned, truth)``) aligned them."""
+    aligned = _aligned(scanned, comparison or compare(scanned, truth))
+    return {h: t.terrain for h, t in aligned.tiles.items()}
 
 
 def _letter_outcome(read: str, true: str) -> str:

@@ -544,7 +544,7 @@ def untaught_advice(board: Board) -> list[str]:
         if "untaught_paint" in piece.extra:
             by_colour.setdefault(piece.player, []).append(piece)
     return [f"{len(pieces)} piece(s) look {pieces[0].extra['untaught_paint']}, a paint the scanner was never taught "
-            f"({_first_few([f'{p.kind} at ({p.hex.q},{p.hex.r})' for p in pieces])}), and were named {name} by their "
+            f"({_named(pieces, colour=False)}), and were named {name} by their "
             "colour: if that player's paint has another name, calibrate on a photo of this table (fjords calibrate)."
             for name, pieces in by_colour.items()]
 
@@ -575,9 +575,9 @@ def palette_advice(board: Board, calibration: Calibration | None) -> list[str]:
             f"the standard colours ({_named(strangers)}): a player it does not know, or another copy's calibration?"]
 
 
-def _named(pieces: list) -> str:
-    """The first few pieces as "colour kind at (q,r)" (:func:`_first_few`)."""
-    return _first_few([f"{p.player} {p.kind} at ({p.hex.q},{p.hex.r})" for p in pieces])
+def _named(pieces: list, colour: bool = True) -> str:
+    """The first few pieces as "colour kind at (q,r)", or "kind at (q,r)" without ``colour`` (:func:`_first_few`)."""
+    return _first_few([f"{p.player + ' ' if colour else ''}{p.kind} at ({p.hex.q},{p.hex.r})" for p in pieces])
 
 
 def _tile_cells(tiles) -> str:

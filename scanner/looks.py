@@ -8,7 +8,7 @@ tiles of a small, far board are so small that too few centres are found. A
 lattice that lies on the real tiles has its tiles' edges where the tiles'
 edges are (:attr:`scanner.lattice.LatticeFit.supported_share`), so when too few
 of the first look's tiles are supported, the photo is looked at again, shrunk
-further (for close-ups) and cropped to the board (for small boards), and the
+further (for close-ups) and cropped to the board at three sizes (for small boards), and the
 look to keep is chosen by :func:`choose_look`. Where the first look is not
 believed, :func:`find_lattices` leaves the choice among the looks to what the
 reader makes of each. The reader then looks again, from straight above on
@@ -34,6 +34,10 @@ ZOOM_OUT_SIDES = (384, 256)
 CROP_MARGIN = 0.15
 #: The cropped look is taken only when the board's box is at most this share of the photo's area.
 CROP_MAX_AREA = 0.5
+#: Sides the board's box is scaled to for the cropped looks. One size is not enough: on a small board the network can
+#: put several centres on each tile at one size and a centre on each at another (models/README.md, sixty-third
+#: session), and every look is left to the reader.
+CROP_SIDES = (WORK_SIDE, 384, 640)
 #: Two looks whose tiles' radii differ by less than this share see the board at the same scale.
 SAME_SCALE = 0.15
 #: Share of supported tiles at which a photo's first look is kept without looking again. Below it every look is
@@ -103,7 +107,8 @@ def _looks(image_bgr: np.ndarray, net: TileTopNet, previous: LatticeFit | None) 
     if box is not None:
         x0, y0, x1, y1 = box
         crop = np.ascontiguousarray(image_bgr[y0:y1, x0:x1])
-        others.extend(fit.translated((x0, y0)) for fit in _look(crop, net, WORK_SIDE))
+        for side in CROP_SIDES:
+            others.extend(fit.translated((x0, y0)) for fit in _look(crop, net, side))
     looks = ([first] if first is not None else []) + others
     if not looks:
         raise NoBoardFound("no lattice of tiles found in the photo: is the whole board in the picture?")

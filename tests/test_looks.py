@@ -60,7 +60,8 @@ def test_without_a_well_supported_look_the_scale_most_looks_agree_on_is_kept():
 
 @pytest.fixture
 def fake_looks(monkeypatch):
-    """fit_lattice and locate_board stand-ins: each look's fit is chosen by the side it is taken at."""
+    """fit_lattice and locate_board stand-ins: each look's fit is chosen by the side it is taken at (a look with no
+    fit given finds no lattice)."""
     calls = []
 
     def locate(image, net, side=512):
@@ -69,6 +70,8 @@ def fake_looks(monkeypatch):
 
     def fit(image, board_region, previous=None):
         side, shape = calls[-1]
+        if (side, shape == (600, 800)) not in net_fits:
+            raise NoBoardFound("no lattice in this look")
         return net_fits[(side, shape == (600, 800))]
 
     def rectified(image, net, anchor):
@@ -119,8 +122,8 @@ def test_the_look_with_most_supported_tiles_wins(fake_looks):
     net_fits.update({(512, True): make_fit(60, 6), (384, True): make_fit(12, 10), (256, True): make_fit(5, 5),
                      (512, False): make_fit(20, 4)})
     assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None) is net_fits[(384, True)]
-    assert calls == [(512, (600, 800)), (384, (600, 800)), (256, (600, 800)), (512, (90, 130)),
-                     ("rectified", net_fits[(384, True)])]
+    assert calls == [(512, (600, 800)), (384, (600, 800)), (256, (600, 800)), (512, (90, 130)), (384, (90, 130)),
+                     (640, (90, 130)), ("rectified", net_fits[(384, True)])]
 
 
 def test_the_view_from_above_is_taken_on_the_kept_look(fake_looks):
@@ -145,6 +148,21 @@ def test_a_cropped_look_comes_back_in_photo_pixels(fake_looks):
                      (512, False): crop_fit})
     found = looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None)
     np.testing.assert_allclose(found.cells[Hex(0, 0)].corners_px, crop_fit.cells[Hex(0, 0)].corners_px + [285, 185])
+
+
+def test_the_board_s_box_is_looked_at_at_each_crop_size(fake_looks):
+    """A small board's tiles can be too few pixels for the network at one crop size and read at another
+    (models/README.md, sixty-third session): every size's look is offered, the crop's pixels mapped back."""
+    net_fits, calls = fake_looks
+    net_fits.update({(512, True): make_fit(30, 1), (384, True): make_fit(3, 0, radius=61.0),
+                     (256, True): make_fit(3, 0, radius=90.0), (512, False): make_fit(60, 0, radius=15.0),
+                     (640, False): make_fit(20, 16)})
+    found = looks.find_lattices(np.zeros((600, 800, 3), np.uint8), None)
+    assert [call for call in calls if call[1] == (90, 130)] == [(side, (90, 130)) for side in looks.CROP_SIDES]
+    assert len(found) == 5 and found[-1].supported_tiles == 16
+    np.testing.assert_allclose(found[-1].cells[Hex(0, 0)].corners_px,
+                               net_fits[(640, False)].cells[Hex(0, 0)].corners_px + [285, 185])
+    assert looks.find_lattice(np.zeros((600, 800, 3), np.uint8), None).supported_tiles == 16
 
 
 def test_every_look_is_left_to_the_reader_where_the_first_is_not_believed(fake_looks):

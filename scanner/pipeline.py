@@ -33,7 +33,7 @@ from scanner.frames import FrameReadings, PositionLook, block_means, merge_reuse
 from scanner.hands import MODEL_FILE as HAND_MODEL_FILE, HandModel, sector_hand_shares
 from scanner.patches import Pyramid, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
-from scanner.sectors import SectorClassifier, chosen_network, sector_visibility
+from scanner.sectors import SectorClassifier, balance_gains, chosen_network, sector_visibility
 
 if TYPE_CHECKING:  # the lattice stage (scipy's optimiser) loads only when a photo is scanned, as in Scanner.scan
     from scanner.lattice import LatticeFit
@@ -45,10 +45,10 @@ silent sector errors it names 10 of 22, of those with fewer than 5, 11 of 446 (t
 47)."""
 
 BELIEVED_READ = 0.5
-"""Least mean tile confidence of a lattice read by the first sector network for the read to take the second network's
-readings where they agree better across the tiles' edges (:func:`scanner.sectors.chosen_network`): below it the
-lattice more likely lies off the tiles, where either network's agreement is noise (models/README.md, fifty-eighth
-session)."""
+"""Least mean tile confidence of a lattice read by the first sector network for the read to take another sector reading
+(the second network's, or the balanced photo's) where it agrees better across the tiles' edges
+(:func:`scanner.sectors.chosen_network`): below it the lattice more likely lies off the tiles, where any reading's
+agreement is noise (models/README.md, fifty-eighth session)."""
 
 VIEW_SUPPORT_TOLERANCE = 0.2
 """How much less of its tiles' edges (:attr:`scanner.lattice.LatticeFit.supported_share`) a view from above may find
@@ -291,16 +291,15 @@ class Scanner:
     def decode(self, evidence: dict, image_shape: tuple[int, ...], *, scale: float = 1.0,
                original_size: tuple[int, int] | None = None, file: str | None = None,
                settings: DecodeSettings | None = None, sector_network: int = 0) -> Board:
-        """The board from the classifiers' evidence, with the photo's size and the model versions (and, where the
-        models folder has two sector networks, the version of the one whose readings the evidence holds)."""
+        """The board from the classifiers' evidence, with the photo's size, the model versions and the name of the
+        sector reading the evidence holds (:attr:`scanner.sectors.SectorClassifier.readings`)."""
         height, width = image_shape[:2]
         size = original_size or (round(width / scale), round(height / scale))
         image_info = {"width": int(size[0]), "height": int(size[1])}
         if file:
             image_info = {"file": file, **image_info}
         scanner_info = {"models": self.model_versions}
-        if len(self.sectors.networks) > 1:
-            scanner_info["sector_network"] = self.sectors.networks[sector_network].version
+        scanner_info["sector_network"] = self.sectors.readings[sector_network]
         return assemble(evidence, edition=self.edition, settings=settings or self.settings,
                         extra={"image": image_info, "scanner": scanner_info}, piece_calibration=self.piece_calibration)
 
@@ -322,14 +321,14 @@ class Scanner:
         return self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network), network
 
     def sector_network(self, readings: FrameReadings, in_frame: dict, cells: list) -> int:
-        """Which sector network's readings the tiles ``cells`` take (:func:`scanner.sectors.chosen_network`);
-        ``in_frame`` as :func:`sectors_in_frame` gives it."""
-        if len(self.sectors.networks) == 1:
-            return 0
+        """Which sector reading the tiles ``cells`` take, an index into
+        :attr:`scanner.sectors.SectorClassifier.readings` (:func:`scanner.sectors.chosen_network`): a network's, or
+        the first network's of the photo balanced to the colours it was taught; ``in_frame`` as
+        :func:`sectors_in_frame` gives it."""
         read = [c.hex for c in cells if c.hex in in_frame]
         return chosen_network([({h: readings.looks[h].sectors[k][0] for h in read},
                                 {h: in_frame[h] * readings.looks[h].sectors[k][1] for h in read})
-                               for k in range(len(self.sectors.networks))])
+                               for k in range(len(self.sectors.readings))])
 
     def classify(self, image_bgr: np.ndarray, cells: list, *, beside: list = (),
                  timings: dict[str, float] | None = None, previous: FrameReadings | None = None,
@@ -349,8 +348,8 @@ class Scanner:
         # may lie (scanner.assemble.with_missed_tiles): wholly in the photo, touching enough tiles.
         found = {c.hex for c in cells}
         gaps = {c.hex for c in beside if c.visible >= MIN_GAP_INSIDE and may_be_missed_tile(c.hex, found)}
-        tiles = ([c for c in cells if c.visible >= self.settings.min_tile_visible]
-                 + [c for c in beside if c.hex in gaps])
+        read_cells = [c for c in cells if c.visible >= self.settings.min_tile_visible]
+        tiles = read_cells + [c for c in beside if c.hex in gaps]
         positions = tiles + [c for c in beside if c.hex not in gaps]
         corners = [np.asarray(c.corners_px, dtype=np.float64) for c in positions]
         still = [still_corners(old.get(c.hex), corners[n]) for n, c in enumerate(positions)]
@@ -363,7 +362,9 @@ class Scanner:
             kept_sectors = [not_moved[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
                             for n, c in enumerate(tiles)]
             fresh = [n for n, kept in enumerate(kept_sectors) if not kept]
-            each = self.sectors.predict_each(patches[fresh])
+            # The light's colour is the photo's: measured on all its tiles in view, also where few are read again.
+            in_view = [n for n, c in enumerate(read_cells) if c.visible >= 0.5]
+            each = self.sectors.predict_each(patches[fresh], gains=balance_gains(patches[in_view]))
             # Every tile's, each frame: the photo's own terrain look (scanner.assemble.with_photo_look) is
             # measured relative to the whole photo.
             features = sector_features(patches)

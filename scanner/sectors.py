@@ -15,7 +15,10 @@ reads every tile too, and a photo's tiles take its answers where they agree
 better across the tiles' shared edges (:func:`chosen_network`): a network fine-
 tuned on a print the first never saw reads that print far better and the usual
 prints a little worse, and which of the two fits a photo's print shows in how
-well each one's readings of two facing sectors agree.
+well each one's readings of two facing sectors agree. The first network also
+reads the photo's tiles white-balanced toward the colours it was mostly taught
+(:func:`balance_gains`), one more reading a photo may take the same way: under a
+lamp that turns a pale print's plains grey, that reading agrees far better.
 
 ``python -m scanner.sectors train|evaluate --help`` trains and measures the
 model (see :mod:`scanner.train_sectors`).
@@ -41,10 +44,25 @@ MODEL_FILE = "sectors.onnx"
 SECOND_MODEL_FILE = "sectors_second.onnx"
 
 SECOND_NETWORK_MARGIN = 0.025
-"""How much better (mean log chance per facing pair, :func:`edge_agreement`) the second network's readings must
-agree across the tiles' edges for a photo to take them (chosen on 640 renders with the farmland specialist shipped,
-models/README.md, fifty-eighth session: a smaller margin let usual prints go to the second network, which reads them
-a little worse)."""
+"""How much better (mean log chance per facing pair, :func:`edge_agreement`) another reading than the first network's
+(the second network's, or the first's of the balanced photo) must agree across the tiles' edges for a photo to take
+it (chosen on 640 renders with the farmland specialist shipped, models/README.md, fifty-eighth session: a smaller
+margin let usual prints go to the second network, which reads them a little worse)."""
+
+BALANCE_TARGET = np.array([0.8275, 1.1058, 1.0489])
+"""Median chroma (each channel's mean over the mean of the three, in the patches' B, G, R order) of the middles of
+the tile tops in 200 usual training renders under the lights the renderer draws (training seeds 99,200-99,399;
+sixty-fifth session): what a tile top looks like to the first network on average."""
+
+BALANCE_STRENGTH = 0.5
+"""How far :func:`balance_gains` moves a photo's tiles toward :data:`BALANCE_TARGET`, as a power of the full gains
+(1: all the way). Chosen on 195 seen renders at their true corners: all the way, taken per photo by
+:func:`chosen_network`, mended more photos than half way but spoiled five where half way spoiled one
+(models/README.md, sixty-fifth session)."""
+
+#: The middle of a hex patch whose mean colour :func:`balance_gains` measures (a share of the patch's side): the tile's
+#: print, not its rim, the gap or the table beyond it.
+BALANCE_DISC = 0.35
 
 SURE_VISIBLE = 0.9
 """Least share of a sector that must show a tile top for it to count in :func:`edge_agreement`."""
@@ -137,6 +155,36 @@ def sector_visibility(corners: list[np.ndarray], image_shape: tuple[int, ...]) -
     return out
 
 
+def balance_gains(patches: np.ndarray, target: np.ndarray = BALANCE_TARGET,
+                  strength: float = BALANCE_STRENGTH) -> np.ndarray:
+    """Per-channel gains that move the median chroma of a photo's tile patches toward ``target``.
+
+    Parameters
+    ----------
+    patches : (n, HEX_PATCH, HEX_PATCH, 3) uint8 hex patches of the photo's tiles in view.
+    target : chroma (each channel over the mean of the three) the gains aim at.
+    strength : power of the full gains (0: none, 1: all the way).
+
+    Returns
+    -------
+    (3,) gains of mean 1 (the light's colour moved, not its brightness); ones without patches.
+    """
+    if len(patches) == 0:
+        return np.ones(3)
+    side = patches.shape[1]
+    yy, xx = np.mgrid[:side, :side] - (side - 1) / 2
+    middle = xx ** 2 + yy ** 2 <= (BALANCE_DISC * side) ** 2
+    means = patches[:, middle].astype(np.float64).mean(axis=1)
+    chroma = means / np.maximum(means.mean(axis=1, keepdims=True), 1e-6)
+    gains = (target / np.maximum(np.median(chroma, axis=0), 1e-6)) ** strength
+    return gains / gains.mean()
+
+
+def balanced(patches: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """The patches with each channel multiplied by its gain (uint8, clipped)."""
+    return np.clip(patches.astype(np.float32) * np.asarray(gains, np.float32), 0, 255).astype(np.uint8)
+
+
 class SectorClassifier:
     """Probabilities of S, M, P for every sector of tiles, from the ONNX models.
 
@@ -155,6 +203,12 @@ class SectorClassifier:
     def version(self) -> str:
         return "+".join(network.version for network in self.networks)
 
+    @property
+    def readings(self) -> tuple[str, ...]:
+        """The names of the readings :meth:`predict_each` returns, in its order: each network's version, then the
+        first network's reading of the balanced patches (its version and ``@balanced``)."""
+        return tuple(network.version for network in self.networks) + (f"{self.networks[0].version}@balanced",)
+
     def predict_patches(self, patches: np.ndarray) -> SectorReading:
         """Terrain probabilities of hex patches' sectors and how readable each sector is.
 
@@ -164,9 +218,12 @@ class SectorClassifier:
         """
         return self._read(patches, self.networks[:1])[0]
 
-    def predict_each(self, patches: np.ndarray) -> tuple[SectorReading, ...]:
-        """:meth:`predict_patches` by each network, the first network's first."""
-        return self._read(patches, self.networks)
+    def predict_each(self, patches: np.ndarray, gains: np.ndarray | None = None) -> tuple[SectorReading, ...]:
+        """:meth:`predict_patches` by each network, the first network's first, and last the first network's reading
+        of the patches balanced by ``gains`` (:func:`balance_gains`; by default the gains of these patches): the
+        readings :attr:`readings` names."""
+        gains = balance_gains(patches) if gains is None else gains
+        return self._read(patches, self.networks) + self._read(balanced(patches, gains), self.networks[:1])
 
     @staticmethod
     def _read(patches: np.ndarray, networks: tuple[OnnxModel, ...]) -> tuple[SectorReading, ...]:

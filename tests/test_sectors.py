@@ -11,8 +11,8 @@ from fjords.geometry import SECTORS, TERRAINS, Hex
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import (HEX_PATCH, Pyramid, canonical_corners, hex_patches, sector_at, sector_polygons,
                              sector_triangle)
-from scanner.sectors import (SECTOR_WINDOW, chosen_network, edge_agreement, sector_visibility, sector_windows,
-                             window_matrices)
+from scanner.sectors import (BALANCE_TARGET, SECTOR_WINDOW, balance_gains, balanced, chosen_network, edge_agreement,
+                             sector_visibility, sector_windows, window_matrices)
 from strategies import legal_boards
 
 
@@ -125,3 +125,57 @@ def test_the_second_network_is_taken_only_where_it_agrees_better_by_the_margin()
     nothing = {west: np.zeros(SECTORS), east: np.zeros(SECTORS)}
     assert chosen_network([(blurred, nothing), (right, shown)]) == 0  # the first network's without a pair to judge
     assert chosen_network([(blurred, shown)]) == 0
+
+
+def test_of_several_readings_the_one_agreeing_best_is_taken():
+    west, east = Hex(0, 0), Hex(1, 0)
+    shown = {west: np.ones(SECTORS), east: np.ones(SECTORS)}
+    right = sure_readings({west: "P" * 12, east: "P" * 12})
+    blurred = {h: 0.8 * p + 0.2 / 3 for h, p in right.items()}
+    less = {h: 0.9 * p + 0.1 / 3 for h, p in right.items()}
+    assert chosen_network([(blurred, shown), (less, shown), (right, shown)]) == 2
+    assert chosen_network([(blurred, shown), (right, shown), (less, shown)]) == 1
+    assert chosen_network([(right, shown), (less, shown), (blurred, shown)]) == 0
+
+
+def _tile_patches(bgr, n: int = 5) -> np.ndarray:
+    """``n`` hex patches of one flat colour with a little noise."""
+    noise = np.random.default_rng(1).normal(0.0, 2.0, (n, HEX_PATCH, HEX_PATCH, 3))
+    return np.clip(np.asarray(bgr, np.float64) + noise, 0, 255).astype(np.uint8)
+
+
+def test_balance_gains_move_a_cast_photo_toward_the_target_by_their_strength():
+    target = np.asarray(BALANCE_TARGET)
+    even = _tile_patches(120 * target)
+    np.testing.assert_allclose(balance_gains(even), np.ones(3), atol=0.01)  # already as taught: nothing to move
+    cast = _tile_patches(120 * target * [1.3, 1.0, 0.8])  # a cold lamp: blue up, red down
+    full = balance_gains(cast, strength=1.0)
+    assert full.mean() == pytest.approx(1.0)  # the light's colour, not its brightness
+    np.testing.assert_allclose(full / full.mean(), [1 / 1.3, 1.0, 1 / 0.8] / np.mean([1 / 1.3, 1.0, 1 / 0.8]),
+                               rtol=0.02)
+    half = balance_gains(cast, strength=0.5)
+    np.testing.assert_allclose(half / half.mean(), np.sqrt(full) / np.sqrt(full).mean(), rtol=1e-6)
+    moved = balanced(cast, full).reshape(-1, 3).mean(axis=0)
+    np.testing.assert_allclose(moved / moved.mean(), target / target.mean(), rtol=0.02)
+    np.testing.assert_array_equal(balance_gains(cast[:0]), np.ones(3))
+
+
+def test_balance_gains_follow_the_middle_of_the_tiles_not_the_table_around_them():
+    patches = _tile_patches(120 * np.asarray(BALANCE_TARGET))
+    patches[:, :4] = patches[:, -4:] = (250, 20, 20)  # the rim rows: a blue table beyond the tile
+    np.testing.assert_allclose(balance_gains(patches), np.ones(3), atol=0.01)
+
+
+def test_the_last_reading_is_the_first_network_on_the_balanced_patches():
+    from scanner.sectors import SectorClassifier
+
+    classifier = SectorClassifier(DEFAULT_MODELS_DIR)
+    patches = np.random.default_rng(0).integers(0, 256, (3, HEX_PATCH, HEX_PATCH, 3), np.uint8)
+    gains = np.array([1.2, 1.0, 0.8])
+    each = classifier.predict_each(patches, gains=gains)
+    assert len(each) == len(classifier.readings) == len(classifier.networks) + 1
+    assert classifier.readings[-1] == classifier.networks[0].version + "@balanced"
+    for got, want in zip(each[-1], classifier.predict_patches(balanced(patches, gains))):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    for got, want in zip(classifier.predict_each(patches, gains=np.ones(3))[-1], each[0]):
+        np.testing.assert_allclose(got, want, atol=1e-6)

@@ -50,9 +50,9 @@ it (chosen on 640 renders with the farmland specialist shipped, models/README.md
 margin let usual prints go to the second network, which reads them a little worse)."""
 
 BALANCE_TARGET = np.array([0.8275, 1.1058, 1.0489])
-"""Median chroma (each channel's mean over the mean of the three, in the patches' B, G, R order) of the middles of
-the tile tops in 200 usual training renders under the lights the renderer draws (training seeds 99,200-99,399;
-sixty-fifth session): what a tile top looks like to the first network on average."""
+"""Median :func:`tile_chroma` (each channel's mean over the mean of the three, in the patches' B, G, R order) of the
+tile tops in 200 usual training renders under the lights the renderer draws (training seeds 99,200-99,399, the
+command in models/README.md, sixty-fifth session): what a tile top looks like to the first network on average."""
 
 BALANCE_STRENGTH = 0.5
 """How far :func:`balance_gains` moves a photo's tiles toward :data:`BALANCE_TARGET`, as a power of the full gains
@@ -155,9 +155,27 @@ def sector_visibility(corners: list[np.ndarray], image_shape: tuple[int, ...]) -
     return out
 
 
+def tile_chroma(patches: np.ndarray) -> np.ndarray:
+    """Chroma of the middles of hex patches (:data:`BALANCE_DISC`): each channel's mean over the mean of the three.
+
+    Parameters
+    ----------
+    patches : (n, side, side, 3) uint8 hex patches.
+
+    Returns
+    -------
+    (n, 3) float64 array, channels in the patches' order.
+    """
+    side = patches.shape[1]
+    yy, xx = np.mgrid[:side, :side] - (side - 1) / 2
+    middle = xx ** 2 + yy ** 2 <= (BALANCE_DISC * side) ** 2
+    means = patches[:, middle].astype(np.float64).mean(axis=1)
+    return means / np.maximum(means.mean(axis=1, keepdims=True), 1e-6)
+
+
 def balance_gains(patches: np.ndarray, target: np.ndarray = BALANCE_TARGET,
                   strength: float = BALANCE_STRENGTH) -> np.ndarray:
-    """Per-channel gains that move the median chroma of a photo's tile patches toward ``target``.
+    """Per-channel gains that move the median :func:`tile_chroma` of a photo's tile patches toward ``target``.
 
     Parameters
     ----------
@@ -171,12 +189,7 @@ def balance_gains(patches: np.ndarray, target: np.ndarray = BALANCE_TARGET,
     """
     if len(patches) == 0:
         return np.ones(3)
-    side = patches.shape[1]
-    yy, xx = np.mgrid[:side, :side] - (side - 1) / 2
-    middle = xx ** 2 + yy ** 2 <= (BALANCE_DISC * side) ** 2
-    means = patches[:, middle].astype(np.float64).mean(axis=1)
-    chroma = means / np.maximum(means.mean(axis=1, keepdims=True), 1e-6)
-    gains = (target / np.maximum(np.median(chroma, axis=0), 1e-6)) ** strength
+    gains = (target / np.maximum(np.median(tile_chroma(patches), axis=0), 1e-6)) ** strength
     return gains / gains.mean()
 
 

@@ -231,11 +231,10 @@ class SectorClassifier:
         """
         return self._read(patches, self.networks[:1])[0]
 
-    def predict_each(self, patches: np.ndarray, gains: np.ndarray | None = None) -> tuple[SectorReading, ...]:
+    def predict_each(self, patches: np.ndarray, *, gains: np.ndarray) -> tuple[SectorReading, ...]:
         """:meth:`predict_patches` by each network, the first network's first, and last the first network's reading
-        of the patches balanced by ``gains`` (:func:`balance_gains`; by default the gains of these patches): the
-        readings :attr:`readings` names."""
-        gains = balance_gains(patches) if gains is None else gains
+        of the patches balanced by ``gains`` (:func:`balance_gains` of the photo's tiles in view, which a video frame
+        that reads only some tiles again must still measure on all of them): the readings :attr:`readings` names."""
         return self._read(patches, self.networks) + self._read(balanced(patches, gains), self.networks[:1])
 
     @staticmethod

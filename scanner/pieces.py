@@ -281,6 +281,18 @@ def count_spots(heat: np.ndarray, min_second: float = MIN_SECOND_SPOT) -> list[i
     return [len(crowding_spots(s, min_second)) or min(len(s), 1) for s in spots]
 
 
+def presence_both_ways(model: OnnxModel, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The presence model's chance of a piece (n,) and base and top points (n, 4) on piece crops (model input),
+    each the mean of its reading of the crop and of the crop mirrored left to right (mirrored back): how the scan
+    reads them (:meth:`PieceClassifier.read_presence`)."""
+    presence_logits, _, points = model.run(crops)
+    mirrored_logits, _, mirrored_points = model.run(crops[..., ::-1])
+    # Mirrored back: x runs the other way across the crop.
+    mirrored_points = mirrored_points * np.array([-1.0, 1.0, -1.0, 1.0]) + np.array([1.0, 0.0, 1.0, 0.0])
+    chance = 1.0 - 0.5 * (softmax(presence_logits)[:, 0] + softmax(mirrored_logits)[:, 0])
+    return chance, 0.5 * (points + mirrored_points)
+
+
 class PieceClassifier:
     """Reads the pieces (or their absence) on tiles given by their image corners, colours named by the network
     (a calibrated palette names them per photo afterwards: :func:`palette_named`).
@@ -335,12 +347,7 @@ class PieceClassifier:
         A second view, as the kind and spot models have: on renders of new seeds it matched 9 more pieces of
         100 usual renders and 6 more of 40 bold prints (models/README.md).
         """
-        presence_logits, _, points = self.model.run(crops)
-        mirrored_logits, _, mirrored_points = self.model.run(crops[..., ::-1])
-        # Mirrored back: x runs the other way across the crop.
-        mirrored_points = mirrored_points * np.array([-1.0, 1.0, -1.0, 1.0]) + np.array([1.0, 0.0, 1.0, 0.0])
-        chance = 1.0 - 0.5 * (softmax(presence_logits)[:, 0] + softmax(mirrored_logits)[:, 0])
-        return chance, 0.5 * (points + mirrored_points)
+        return presence_both_ways(self.model, crops)
 
     def read_spots(self, crops: np.ndarray, model: OnnxModel | None = None) -> tuple[np.ndarray, np.ndarray]:
         """A spot model's heat logits (n, 1, G, G) and regressions (n, 4, G, G) of piece crops (model input),

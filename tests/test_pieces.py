@@ -284,3 +284,15 @@ def test_a_lone_spot_stands_in_where_the_presence_model_doubts_a_piece(monkeypat
     assert len(not_crowded) == 1 and 1.0 - not_crowded[0].kind_probs[0] == pytest.approx(0.95, abs=1e-4)
     assert len(below_floor) == 1 and 1.0 - below_floor[0].kind_probs[0] == pytest.approx(MIN_STAND_IN / 2)
     assert len(crowded) == 2
+
+
+def test_seen_shares_split_the_presence_recall_by_what_stands_there():
+    from scanner.train_pieces import seen_shares
+
+    kinds = np.array([0, 0, 0, 0, 1, 2, 2, 3, 3, 1])
+    colours = np.array([-1, -1, -1, -1, COLOUR_NAMES.index("white"), COLOUR_NAMES.index("white"),
+                        COLOUR_NAMES.index("red"), -1, -1, COLOUR_NAMES.index("red")])
+    seen = np.array([1, 0, 0, 0, 1, 0, 1, 1, 0, 1], bool)
+    shares = seen_shares(seen, kinds, colours)
+    assert shares == {"seen_pieces": 4 / 6, "seen_rune_stones": 1 / 2, "seen_red": 1.0, "seen_white": 1 / 2,
+                      "seen_empty": 1 / 4}

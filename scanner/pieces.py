@@ -287,10 +287,17 @@ def presence_both_ways(model: OnnxModel, crops: np.ndarray) -> tuple[np.ndarray,
     reads them (:meth:`PieceClassifier.read_presence`)."""
     presence_logits, _, points = model.run(crops)
     mirrored_logits, _, mirrored_points = model.run(crops[..., ::-1])
-    # Mirrored back: x runs the other way across the crop.
-    mirrored_points = mirrored_points * np.array([-1.0, 1.0, -1.0, 1.0]) + np.array([1.0, 0.0, 1.0, 0.0])
     chance = 1.0 - 0.5 * (softmax(presence_logits)[:, 0] + softmax(mirrored_logits)[:, 0])
-    return chance, 0.5 * (points + mirrored_points)
+    return chance, 0.5 * (points + mirror_points(mirrored_points.astype(np.float64)))
+
+
+def mirror_points(points):
+    """Base and top points (n, 4; crop units) of a crop mirrored left to right: x runs the other way across it.
+
+    Works on numpy arrays and torch tensors alike (the trainer mirrors its crops with their labels)."""
+    flipped = points * 1.0
+    flipped[:, 0::2] = 1.0 - points[:, 0::2]
+    return flipped
 
 
 class PieceClassifier:

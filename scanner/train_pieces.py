@@ -13,7 +13,7 @@ import numpy as np
 
 from scanner.onnx_model import OnnxModel
 from scanner.patches import PIECE_CROP
-from scanner.pieces import COLOUR_NAMES, MIN_PIECE_SEEN, MODEL_FILE, PIECE_KINDS, presence_both_ways
+from scanner.pieces import COLOUR_NAMES, MIN_PIECE_SEEN, MODEL_FILE, PIECE_KINDS, mirror_points, presence_both_ways
 from scanner.sectors import softmax, to_tensor
 from scanner.training import ReadingSamples, export_onnx, fit, load_fields, stage_main, start_from
 
@@ -45,7 +45,12 @@ def build_model():
 
 
 def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume: Path | None = None,
-          lr: float = 3e-3) -> None:
+          lr: float = 3e-3, mirror: bool = False) -> None:
+    """Train (or fine-tune from ``resume``) and export the piece model.
+
+    ``mirror``: half of every batch's crops are mirrored left to right with their base and top points, as the
+    scan reads every crop both ways (:func:`scanner.pieces.presence_both_ways`).
+    """
     import torch
     import torch.nn.functional as F
 
@@ -67,6 +72,11 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
         # Colour is the whole point of the colour head: jitter brightness only, never the hue.
         x = x_all[idx].permute(0, 3, 1, 2).float() / 127.5 - 1.0
         scale = 1.0 + 0.3 * (torch.rand(batch, 1, 1, 1, generator=generator) - 0.5)
+        target_points = points[idx]
+        if mirror:
+            flip = torch.rand(batch, generator=generator) < 0.5
+            x[flip] = x[flip].flip(-1)
+            target_points = torch.where(flip[:, None], mirror_points(target_points), target_points)
         kind_logits, colour_logits, pts = model(x * scale)
         loss = F.cross_entropy(kind_logits, kinds[idx], label_smoothing=0.01)
         has_colour = colours[idx] >= 0
@@ -74,7 +84,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
             loss = loss + F.cross_entropy(colour_logits[has_colour], colours[idx][has_colour], label_smoothing=0.01)
         has_piece = kinds[idx] > 0
         if has_piece.any():
-            loss = loss + 20.0 * F.smooth_l1_loss(pts[has_piece], points[idx][has_piece], beta=0.02)
+            loss = loss + 20.0 * F.smooth_l1_loss(pts[has_piece], target_points[has_piece], beta=0.02)
         return loss
 
     fit(model, batches, steps, lr=lr, frozen_norms=frozen_norms)
@@ -131,7 +141,9 @@ def seen_shares(seen: np.ndarray, kinds: np.ndarray, colours: np.ndarray) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    return stage_main("scanner.train_pieces", __doc__, MODEL_FILE, train, evaluate, steps=3000, batch=64, argv=argv)
+    mirror = {"action": "store_true", "help": "mirror half of every batch's crops left to right, with their points"}
+    return stage_main("scanner.train_pieces", __doc__, MODEL_FILE, train, evaluate, steps=3000, batch=64, argv=argv,
+                      train_options={"--mirror": mirror})
 
 
 if __name__ == "__main__":

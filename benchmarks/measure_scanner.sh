@@ -8,7 +8,8 @@
 # copies; about 12 min on 2 cores), then
 # writes one JSON per benchmark into RESULTS_DIR (25-35 min on 2 cores, by machine). DEV_DIR defaults to
 # ../shared/photos/dev. RESULTS_DIR/versions.json records the libraries' versions (the figures of
-# docs/benchmarks.md need those of benchmarks/constraints.txt). Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
+# docs/benchmarks.md need those of benchmarks/constraints.txt), RESULTS_DIR/fingerprints.json whether this
+# machine draws the held-out photos as the one they were measured on did (render_fingerprint.py). Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 SETS_DIR RESULTS_DIR [DEV_DIR]" >&2; exit 2; }
 sets=$1
@@ -19,6 +20,7 @@ dev=${3:-$here/../../shared/photos/dev}
 mkdir -p "$sets" "$results"
 # The renders' pixels depend on OpenCV's version: record the versions, and warn where they are not the pinned ones.
 python "$here/library_versions.py" --check > "$results/versions.json"
+python "$here/render_fingerprint.py" --json > "$results/fingerprints.json"
 
 # shellcheck source=render_once.sh
 . "$here/render_once.sh"

@@ -288,6 +288,7 @@ def presence_both_ways(model: OnnxModel, crops: np.ndarray) -> tuple[np.ndarray,
     presence_logits, _, points = model.run(crops)
     mirrored_logits, _, mirrored_points = model.run(crops[..., ::-1])
     chance = 1.0 - 0.5 * (softmax(presence_logits)[:, 0] + softmax(mirrored_logits)[:, 0])
+    # In float64, as the points have always been averaged: the same numbers to the bit.
     return chance, 0.5 * (points + mirror_points(mirrored_points.astype(np.float64)))
 
 

@@ -285,8 +285,14 @@ def presence_both_ways(model: OnnxModel, crops: np.ndarray) -> tuple[np.ndarray,
     """The presence model's chance of a piece (n,) and base and top points (n, 4) on piece crops (model input),
     each the mean of its reading of the crop and of the crop mirrored left to right (mirrored back): how the scan
     reads them (:meth:`PieceClassifier.read_presence`)."""
-    presence_logits, _, points = model.run(crops)
-    mirrored_logits, _, mirrored_points = model.run(crops[..., ::-1])
+    return presence_of_readings(model.run(crops), model.run(crops[..., ::-1]))
+
+
+def presence_of_readings(reading: list[np.ndarray], mirrored: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`presence_both_ways` from the presence model's outputs on the crops and on the crops mirrored, for a
+    caller that already holds the first (``scanner.train_pieces.evaluate``)."""
+    presence_logits, _, points = reading
+    mirrored_logits, _, mirrored_points = mirrored
     chance = 1.0 - 0.5 * (softmax(presence_logits)[:, 0] + softmax(mirrored_logits)[:, 0])
     # In float64, as the points have always been averaged: the same numbers to the bit.
     return chance, 0.5 * (points + mirror_points(mirrored_points.astype(np.float64)))

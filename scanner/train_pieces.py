@@ -13,7 +13,8 @@ import numpy as np
 
 from scanner.onnx_model import OnnxModel
 from scanner.patches import PIECE_CROP
-from scanner.pieces import COLOUR_NAMES, MIN_PIECE_SEEN, MODEL_FILE, PIECE_KINDS, mirror_points, presence_both_ways
+from scanner.pieces import (COLOUR_NAMES, MIN_PIECE_SEEN, MODEL_FILE, PIECE_KINDS, mirror_points,
+                            presence_of_readings)
 from scanner.sectors import softmax, to_tensor
 from scanner.training import ReadingSamples, export_onnx, fit, load_fields, stage_main, start_from
 
@@ -101,9 +102,10 @@ def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
     kind_logits, colour_logits, pts, chances = [], [], [], []
     for start in range(0, len(samples.piece_kind), 512):
         crops = to_tensor(samples.piece_crops[start:start + 512])
-        k, c, p = model.run(crops)
+        reading = model.run(crops)
+        k, c, p = reading
         kind_logits.append(k), colour_logits.append(c), pts.append(p)
-        chances.append(presence_both_ways(model, crops)[0])
+        chances.append(presence_of_readings(reading, model.run(crops[..., ::-1]))[0])
     kind_probs = softmax(np.concatenate(kind_logits))
     colour = np.concatenate(colour_logits).argmax(axis=1)
     pts = np.concatenate(pts)

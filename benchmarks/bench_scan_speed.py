@@ -7,7 +7,9 @@ median time of a whole ``Scanner.scan_path`` (load, quality, locate, lattice,
 sectors, pieces, assemble), with the models loaded once beforehand as a
 long-running scanner (the phone page, the overlay) would. Prints per-photo
 figures, the medians, the ratio, the process's peak resident memory, and the median seconds of each stage
-(``ScanResult.timings``: where a scan's time goes).
+(``ScanResult.timings``: where a scan's time goes). The median scan comes with a distribution-free 95 % interval
+and the 90th percentile: scan times spread widely (a photo whose first look is not believed reads several
+lattices), so a median of ten photos says little; ``docs/benchmarks.md`` uses a hundred.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from scipy.stats import binom
 
 from scanner.pipeline import Scanner
 
@@ -32,6 +35,15 @@ def photos_in(paths: list[str], limit: int | None) -> list[Path]:
         path = Path(name)
         found += sorted(p for p in path.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES) if path.is_dir() else [path]
     return found[:limit]
+
+
+def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval for the median of the population ``values`` were drawn from: the order
+    statistics a binomial(n, ½) count puts around it (the whole range for fewer than six values)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    k = int(binom.ppf((1.0 - level) / 2.0, n, 0.5)) if n >= 6 else 1
+    return ordered[max(k, 1) - 1], ordered[n - max(k, 1)]
 
 
 def median_seconds(action, repeat: int) -> float:
@@ -65,7 +77,9 @@ def main() -> None:
         print(f"{photo.name:<28} {f'{2 * width}x{2 * height}':>11} {decode:9.3f} {scan:8.3f} {scan / decode:6.1f}")
     decode, scan = statistics.median(decode_times), statistics.median(scan_times)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"median over {len(scan_times)} photos: decode {decode:.3f} s, scan {scan:.3f} s, "
+    low, high = median_interval(scan_times)
+    print(f"median over {len(scan_times)} photos: decode {decode:.3f} s, scan {scan:.3f} s "
+          f"(95 % interval {low:.3f}-{high:.3f} s; 90th percentile {np.percentile(scan_times, 90):.3f} s), "
           f"scan/decode {scan / decode:.1f}; peak memory {peak_mib:.0f} MiB")
     stages = {stage: statistics.median(times.get(stage, 0.0) for times in stage_times)
               for stage in dict.fromkeys(stage for times in stage_times for stage in times)}

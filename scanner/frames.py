@@ -69,12 +69,13 @@ class PositionLook:
     """
 
     corners_px: np.ndarray                       # (6, 2) in the scanned image's pixels
-    crop_blocks: np.ndarray                      # block means of the piece crop
+    crop_blocks: np.ndarray | None               # block means of the piece crop (None: pieces not read)
     pieces: tuple                                # PieceReadings, points in the scanned image's pixels
     patch_blocks: np.ndarray | None = None       # block means of the sector patch
     sectors: tuple[tuple[np.ndarray, np.ndarray], ...] | None = None
     sector_features: np.ndarray | None = None    # (12, F) colour statistics, relative to this frame
     hand_shares: np.ndarray | None = None        # (12,) share of each sector under a hand, in this frame
+    patch_matrix: np.ndarray | None = None       # the sector patch's hex_homography (scanner.patches)
 
 
 @dataclass(frozen=True)

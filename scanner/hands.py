@@ -19,7 +19,7 @@ import numpy as np
 from fjords.geometry import SECTORS
 from scanner.locate import work_size
 from scanner.onnx_model import DEFAULT_MODELS_DIR, OnnxModel
-from scanner.patches import sector_triangle
+from scanner.patches import sector_triangles
 
 HAND_SIDE = 384
 OUTPUT_STRIDE = 2
@@ -71,7 +71,7 @@ def sector_hand_shares(hand_map: np.ndarray, image_size: tuple[int, int], corner
     if not corners:
         return np.zeros((0, SECTORS))
     scale = np.array([hand_map.shape[1] / image_size[0], hand_map.shape[0] / image_size[1]])
-    triangles = np.array([[sector_triangle(c, i) for i in range(SECTORS)] for c in corners])  # (n, 12, 3, 2)
+    triangles = sector_triangles(np.array(corners))  # (n, 12, 3, 2)
     points = np.einsum("pk,nskd->nspd", SECTOR_WEIGHTS, triangles)  # (n, 12, p, 2) photo px
     # Pixel centres: photo x maps to (x + 0.5)·scale − 0.5 on the map.
     grid = ((points + 0.5) * scale - 0.5).astype(np.float32)

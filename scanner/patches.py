@@ -46,23 +46,31 @@ def canonical_corners(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.n
     return np.stack([c + radius * np.cos(angles), c - radius * np.sin(angles)], axis=1)
 
 
-def sector_triangle(corners: np.ndarray, i: int) -> np.ndarray:
-    """The triangle (3, 2) of sector ``i`` of a tile with these six corners (image or patch pixels).
+def sector_triangles(corners: np.ndarray) -> np.ndarray:
+    """The twelve sector triangles (centre first) of tiles with these corners: (n, 12, 3, 2) from (n, 6, 2), image
+    or patch pixels.
 
     Edge ``d`` runs from corner ``d − 1`` (at ``60·d − 30`` degrees) to corner
     ``d``; sector ``2d`` is its first half, ``2d + 1`` its second.
     """
-    corners = np.asarray(corners, dtype=np.float64)
-    d, half = divmod(i % SECTORS, 2)
-    start, end = corners[(d - 1) % 6], corners[d]
-    middle = (start + end) / 2.0
-    return np.array([corners.mean(axis=0), start, middle] if half == 0 else [corners.mean(axis=0), middle, end])
+    corners = np.asarray(corners, dtype=np.float64).reshape(-1, 6, 2)
+    start = np.roll(corners, 1, axis=1)  # edge d's first corner, d − 1
+    middle = (start + corners) / 2.0
+    triangles = np.empty((len(corners), SECTORS, 3, 2))
+    triangles[:, :, 0] = corners.mean(axis=1)[:, None]
+    triangles[:, 0::2, 1], triangles[:, 0::2, 2] = start, middle
+    triangles[:, 1::2, 1], triangles[:, 1::2, 2] = middle, corners
+    return triangles
+
+
+def sector_triangle(corners: np.ndarray, i: int) -> np.ndarray:
+    """The triangle (3, 2) of sector ``i`` of a tile with these six corners (:func:`sector_triangles`)."""
+    return sector_triangles(corners)[0, i % SECTORS]
 
 
 def sector_polygons(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
     """The twelve sector triangles of a hex patch, shape (12, 3, 2)."""
-    corners = canonical_corners(size, margin)
-    return np.array([sector_triangle(corners, i) for i in range(SECTORS)])
+    return sector_triangles(canonical_corners(size, margin))[0]
 
 
 def tile_radius(corners_px: np.ndarray) -> float:
@@ -129,12 +137,14 @@ def hex_homography(corners_px: np.ndarray, size: int = HEX_PATCH, margin: float 
 
 
 def hex_patches(pyramid: Pyramid, corners: list[np.ndarray], size: int = HEX_PATCH,
-                margin: float = HEX_MARGIN) -> np.ndarray:
-    """Hex patches of several tiles, shape (n, size, size, 3) uint8 BGR."""
+                margin: float = HEX_MARGIN, matrices: list[np.ndarray] | None = None) -> np.ndarray:
+    """Hex patches of several tiles, shape (n, size, size, 3) uint8 BGR; ``matrices`` are the tiles'
+    :func:`hex_homography` where the caller has them (fitting one costs about as much as cutting the patch)."""
+    matrices = [hex_homography(c, size, margin) for c in corners] if matrices is None else matrices
     out = np.zeros((len(corners), size, size, 3), np.uint8)
-    for n, c in enumerate(corners):
+    for n, (c, matrix) in enumerate(zip(corners, matrices, strict=True)):
         shrink = tile_radius(c) * 2.0 * margin / size
-        out[n] = pyramid.warp(hex_homography(c, size, margin), size, shrink)
+        out[n] = pyramid.warp(matrix, size, shrink)
     return out
 
 

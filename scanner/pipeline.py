@@ -31,7 +31,7 @@ from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.frames import FrameReadings, PositionLook, block_means, merge_reused, still_corners, unchanged
 from scanner.hands import MODEL_FILE as HAND_MODEL_FILE, HandModel, sector_hand_shares
-from scanner.patches import Pyramid, hex_patches, piece_crops
+from scanner.patches import Pyramid, hex_homography, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, balance_gains, chosen_network, sector_visibility
 
@@ -221,13 +221,17 @@ class Scanner:
                                           original_size=original_size, file=file, timings=timings)
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
                     best = read
-        lattice, readings, evidence, board, network = best
-        if self.comparison_settings() != self.settings:
-            # The lattices were compared as the network reads them (:meth:`comparison_settings`); the photo's own
-            # terrain look, and the reading's own floor of sectors in view, decode the one kept.
-            with timed(timings, "assemble"):
-                board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
-                                    sector_network=network)
+        lattice, readings, in_frame, _, network = best
+        # The lattices were compared by their tiles alone, as the network reads them (:meth:`comparison_settings`);
+        # the pieces of the one kept are read now, and the photo's own terrain look and the reading's own floor of
+        # sectors in view decode it.
+        readings = self.with_pieces(image_bgr, readings, timings=timings,
+                                    previous=previous.readings if previous else None)
+        cells, beside = list(lattice.cells.values()), lattice.empty_positions(image_bgr.shape[1::-1])
+        evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network)
+        with timed(timings, "assemble"):
+            board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
+                                sector_network=network)
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
             check_quality(image_bgr, grey=grey)  # as where no lattice is found: glare on the whole photo may be why
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
@@ -253,14 +257,18 @@ class Scanner:
                       scale: float, original_size: tuple[int, int] | None, file: str | None,
                       timings: dict[str, float],
                       hand_map: np.ndarray) -> tuple[LatticeFit, FrameReadings, dict, Board, int]:
-        """Classify and decode the tiles of one lattice of the photo (:meth:`scan`) with
+        """Classify the sectors of one lattice of the photo (:meth:`scan`) and decode its tiles with
         :meth:`comparison_settings`, so without the photo's own terrain look: fitted to the sure reading of a
         lattice off the tiles, it makes that reading surer too, and lattices are compared by how sure their
-        reading is. The last item is the sector network whose readings the tiles took (:meth:`sector_network`)."""
+        reading is. No piece is read: the tiles' reading does not depend on them, and only the lattice kept needs
+        them (:meth:`with_pieces`). Returns the lattice, its readings, its sectors' shares in the photo
+        (:func:`sectors_in_frame`), the board so decoded and the sector network whose readings the tiles took
+        (:meth:`sector_network`)."""
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
-                                 previous=previous.readings if previous else None, hand_map=hand_map)
+                                 previous=previous.readings if previous else None, hand_map=hand_map,
+                                 read_pieces=False)
         comparing = self.comparison_settings()
         in_frame = sectors_in_frame(readings, image_bgr.shape, [*cells, *beside])
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale)
@@ -270,12 +278,12 @@ class Scanner:
         # A lattice off the tiles reads noise, whose edges may agree better under either network.
         network = self.sector_network(readings, in_frame, cells)
         if not network or mean_tile_confidence(board) < BELIEVED_READ:
-            return lattice, readings, evidence, board, 0
+            return lattice, readings, in_frame, board, 0
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
                                 settings=comparing, sector_network=network)
-        return lattice, readings, evidence, board, network
+        return lattice, readings, in_frame, board, network
 
     def read(self, image_bgr: np.ndarray, cells: list, *, scale: float = 1.0,
              original_size: tuple[int, int] | None = None, file: str | None = None,
@@ -332,13 +340,14 @@ class Scanner:
 
     def classify(self, image_bgr: np.ndarray, cells: list, *, beside: list = (),
                  timings: dict[str, float] | None = None, previous: FrameReadings | None = None,
-                 hand_map: np.ndarray | None = None) -> FrameReadings:
+                 hand_map: np.ndarray | None = None, read_pieces: bool = True) -> FrameReadings:
         """Run the classifiers on the tiles the lattice sees and the empty positions ``beside`` them.
 
         ``previous`` is the last video frame's :class:`FrameReadings`: a tile whose sector patch, or a
         position whose piece crop, has not changed since keeps what was read then (:mod:`scanner.frames`).
         ``hand_map`` is the hand model's reading of ``image_bgr`` (:meth:`scanner.hands.HandModel.read`), read here
-        where not given.
+        where not given. Without ``read_pieces`` no piece is read (:meth:`with_pieces` reads them later): a lattice
+        is judged by its tiles alone.
         """
         timings = {} if timings is None else timings
         if previous is not None and previous.source != self.reading_source:
@@ -357,7 +366,8 @@ class Scanner:
         corners = [corners[n] if kept is None else kept for n, kept in enumerate(still)]
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
-            patches = hex_patches(pyramid, corners[:len(tiles)])
+            matrices = [hex_homography(c) for c in corners[:len(tiles)]]
+            patches = hex_patches(pyramid, corners[:len(tiles)], matrices=matrices)
             patch_blocks = block_means(patches)
             kept_sectors = [not_moved[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
                             for n, c in enumerate(tiles)]
@@ -375,22 +385,45 @@ class Scanner:
             # Every frame's: a hand moves while the tiles under it stand still.
             hand_map = self.hands.read(image_bgr) if hand_map is None else hand_map
             hands = sector_hand_shares(hand_map, (image_bgr.shape[1], image_bgr.shape[0]), corners[:len(tiles)])
-        with timed(timings, "pieces"):
-            crops = piece_crops(pyramid, corners)
-            crop_blocks = block_means(crops)
-            kept_pieces = [not_moved[n] and unchanged(old[c.hex].crop_blocks, crop_blocks[n])
-                           for n, c in enumerate(positions)]
-            fresh = [n for n, kept in enumerate(kept_pieces) if not kept]
-            read = self.pieces.predict(pyramid, [corners[n] for n in fresh], crops=crops[fresh])
-            pieces = merge_reused(kept_pieces, lambda n: old[positions[n].hex].pieces, read)
-        looks = {c.hex: PositionLook(corners[n], crop_blocks[n], pieces[n],
+        looks = {c.hex: PositionLook(corners[n], None, (),
                                      patch_blocks[n] if n < len(tiles) else None,
                                      sectors[n] if n < len(tiles) else None,
                                      features[n] if n < len(tiles) else None,
-                                     hands[n] if n < len(tiles) else None)
+                                     hands[n] if n < len(tiles) else None,
+                                     matrices[n] if n < len(tiles) else None)
                  for n, c in enumerate(positions)}
-        return FrameReadings(self.reading_source, looks,
-                             {"sectors": sum(kept_sectors), "pieces": sum(kept_pieces)})
+        readings = FrameReadings(self.reading_source, looks, {"sectors": sum(kept_sectors), "pieces": 0})
+        if not read_pieces:
+            return readings
+        return self.with_pieces(image_bgr, readings, timings=timings, previous=previous, pyramid=pyramid)
+
+    def with_pieces(self, image_bgr: np.ndarray, readings: FrameReadings, *, timings: dict[str, float] | None = None,
+                    previous: FrameReadings | None = None, pyramid: Pyramid | None = None) -> FrameReadings:
+        """``readings`` (of :meth:`classify` with ``read_pieces=False``) with the pieces of every position read too.
+
+        ``previous`` is the last video frame's :class:`FrameReadings`, as for :meth:`classify`: a position that has
+        not moved and whose piece crop has not changed keeps what was read then. ``pyramid`` is ``image_bgr``'s, where
+        the caller has it.
+        """
+        timings = {} if timings is None else timings
+        if previous is not None and previous.source != self.reading_source:
+            previous = None
+        old = previous.looks if previous is not None else {}
+        positions = list(readings.looks)
+        corners = [readings.looks[h].corners_px for h in positions]
+        with timed(timings, "pieces"):
+            pyramid = Pyramid(image_bgr) if pyramid is None else pyramid
+            crops = piece_crops(pyramid, corners)
+            crop_blocks = block_means(crops)
+            # A position that had not moved took the last frame's corners, so it has not moved from them either.
+            kept = [still_corners(old.get(h), corners[n]) is not None and unchanged(old[h].crop_blocks, crop_blocks[n])
+                    for n, h in enumerate(positions)]
+            fresh = [n for n, keep in enumerate(kept) if not keep]
+            read = self.pieces.predict(pyramid, [corners[n] for n in fresh], crops=crops[fresh])
+            pieces = merge_reused(kept, lambda n: old[positions[n]].pieces, read)
+        looks = {h: replace(readings.looks[h], crop_blocks=crop_blocks[n], pieces=pieces[n])
+                 for n, h in enumerate(positions)}
+        return FrameReadings(readings.source, looks, {**readings.reused, "pieces": sum(kept)})
 
     def evidence_of(self, readings: FrameReadings, in_frame: dict, cells: list, *,
                     beside: list = (), scale: float = 1.0, network: int = 0) -> dict:
@@ -430,7 +463,8 @@ class Scanner:
 def sectors_in_frame(readings: FrameReadings, image_shape: tuple[int, ...], positions: list) -> dict:
     """Position -> (12,) share of each sector inside the photo, for the ``positions`` whose sectors were read."""
     read = [c.hex for c in positions if c.hex in readings.looks and readings.looks[c.hex].sectors is not None]
-    return dict(zip(read, sector_visibility([readings.looks[h].corners_px for h in read], image_shape)))
+    return dict(zip(read, sector_visibility([readings.looks[h].corners_px for h in read], image_shape,
+                                            [readings.looks[h].patch_matrix for h in read])))
 
 
 def _in_original(reading, scale: float):

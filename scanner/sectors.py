@@ -134,22 +134,32 @@ def to_tensor(images: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x.transpose(0, 3, 1, 2) / 127.5 - 1.0)
 
 
-def sector_visibility(corners: list[np.ndarray], image_shape: tuple[int, ...]) -> np.ndarray:
-    """Share of each sector lying inside the photo, shape (n, 12), from a few sample points."""
-    h, w = image_shape[:2]
+def _visibility_samples() -> np.ndarray:
+    """Sample points of each sector in the hex patch, sector-major (12·9, 2): radii 0.45..0.95 of the inscribed
+    circle and angles across the sector."""
     c = HEX_PATCH / 2.0
     radius = c / HEX_MARGIN
-    # Sample points of sector i at radii 0.45..0.95 and angles across the sector.
     radii = np.array([0.45, 0.7, 0.95]) * radius * math.cos(math.radians(15))
     samples = []
     for i in range(SECTORS):
         angles = np.radians(30.0 * i - 30.0 + np.array([6.0, 15.0, 24.0]))
         rr, aa = np.meshgrid(radii, angles)
         samples.append(np.stack([c + rr * np.cos(aa), c - rr * np.sin(aa)], -1).reshape(-1, 2))
-    samples = np.concatenate(samples)
+    return np.concatenate(samples)
+
+
+_VISIBILITY_SAMPLES = _visibility_samples()
+
+
+def sector_visibility(corners: list[np.ndarray], image_shape: tuple[int, ...],
+                      matrices: list[np.ndarray] | None = None) -> np.ndarray:
+    """Share of each sector lying inside the photo, shape (n, 12), from a few sample points; ``matrices`` are the
+    tiles' :func:`scanner.patches.hex_homography` where the caller has them."""
+    h, w = image_shape[:2]
     out = np.zeros((len(corners), SECTORS))
     for k, cs in enumerate(corners):
-        pts = apply_homography(np.linalg.inv(hex_homography(cs)), samples)
+        matrix = hex_homography(cs) if matrices is None else matrices[k]
+        pts = apply_homography(np.linalg.inv(matrix), _VISIBILITY_SAMPLES)
         inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
         out[k] = inside.reshape(SECTORS, -1).mean(axis=1)
     return out

@@ -93,3 +93,29 @@ def test_readings_of_another_scanner_are_not_reused(frames):
     scanner, image, first = frames
     other = Scanner(calibration=Calibration(name="other", colours={"red": (200, 30, 30), "blue": (30, 30, 200)}))
     assert other.scan(image, previous=first).readings.reused == {"sectors": 0, "pieces": 0}
+
+
+def _as_plain(readings) -> list:
+    """Piece readings as plain values, their arrays as lists, to compare readings exactly."""
+    return [(r.kind_probs.tolist(), r.colour_probs.tolist(), r.colour_names, r.base_px, r.top_px, r.sector, r.rgb,
+             r.close_up_piece) for r in readings]
+
+
+def test_pieces_read_after_the_tiles_are_the_pieces_read_with_them(frames):
+    scanner, image, first = frames
+    cells = list(first.lattice.cells.values())
+    beside = first.lattice.empty_positions(image.shape[1::-1])
+    together = scanner.classify(image, cells, beside=beside)
+    tiles_only = scanner.classify(image, cells, beside=beside, read_pieces=False)
+    assert all(look.pieces == () and look.crop_blocks is None for look in tiles_only.looks.values())
+    later = scanner.with_pieces(image, tiles_only)
+    assert later.reused == together.reused and list(later.looks) == list(together.looks)
+    assert any(look.pieces for look in together.looks.values())
+    for h, look in together.looks.items():
+        assert _as_plain(later.looks[h].pieces) == _as_plain(look.pieces)
+        np.testing.assert_array_equal(later.looks[h].crop_blocks, look.crop_blocks)
+    followed = scanner.with_pieces(image, scanner.classify(image, cells, beside=beside, read_pieces=False,
+                                                           previous=together), previous=together)
+    tiles = sum(look.sectors is not None for look in together.looks.values())
+    assert followed.reused == {"sectors": tiles, "pieces": len(together.looks)}
+

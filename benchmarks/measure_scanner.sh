@@ -9,7 +9,8 @@
 # writes one JSON per benchmark into RESULTS_DIR (25-35 min on 2 cores, by machine). DEV_DIR defaults to
 # ../shared/photos/dev. RESULTS_DIR/versions.json records the libraries' versions (the figures of
 # docs/benchmarks.md need those of benchmarks/constraints.txt), RESULTS_DIR/fingerprints.json whether this
-# machine draws the held-out photos as the one they were measured on did (render_fingerprint.py). Speed is measured apart, on an idle machine (benchmarks/bench_scan_speed.py).
+# machine draws the held-out photos as the one they were measured on did (render_fingerprint.py). Speed is measured apart, on an idle machine
+# (benchmarks/bench_scan_speed.py SETS_DIR/render200 --limit 100 --repeat 1: ten photos say little of a median).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 SETS_DIR RESULTS_DIR [DEV_DIR]" >&2; exit 2; }
 sets=$1

@@ -42,8 +42,8 @@ def median_interval(values: list[float], level: float = 0.95) -> tuple[float, fl
     statistics a binomial(n, ½) count puts around it (the whole range for fewer than six values)."""
     ordered = sorted(values)
     n = len(ordered)
-    k = int(binom.ppf((1.0 - level) / 2.0, n, 0.5)) if n >= 6 else 1
-    return ordered[max(k, 1) - 1], ordered[n - max(k, 1)]
+    k = max(int(binom.ppf((1.0 - level) / 2.0, n, 0.5)), 1) if n >= 6 else 1
+    return ordered[k - 1], ordered[n - k]
 
 
 def median_seconds(action, repeat: int) -> float:

@@ -20,8 +20,8 @@ import cv2
 import numpy as np
 
 from fjords.board import Board
-from fjords.geometry import SECTORS, Hex
-from scanner.patches import sector_triangle
+from fjords.geometry import Hex
+from scanner.patches import sector_triangles
 
 TERRAIN_BGR = {"S": (200, 120, 30), "M": (110, 110, 120), "P": (60, 190, 90), "?": (200, 0, 200)}
 PLAYER_BGR = {"red": (40, 40, 220), "yellow": (0, 215, 255), "blue": (220, 90, 20), "black": (30, 30, 30),
@@ -77,8 +77,8 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
         corners = np.asarray(tile.extra.get("corners_px", ()), dtype=np.float64) / scale
         if corners.shape != (6, 2):
             continue
-        for i in range(SECTORS):
-            tri = np.round(sector_triangle(corners, i) * 16).astype(np.int32)
+        for i, triangle in enumerate(sector_triangles(corners)[0]):
+            tri = np.round(triangle * 16).astype(np.int32)
             cv2.fillPoly(tint, [tri], TERRAIN_BGR.get(tile.terrain[i], TERRAIN_BGR["?"]), cv2.LINE_AA, shift=4)
         player = owner.get((tile.hex.q, tile.hex.r))
         if player is not None:
@@ -101,8 +101,8 @@ def draw_overlay(image_bgr: np.ndarray, board: Board, analysis: Mapping[str, Any
             _dashed_polygon(out, corners, TERRAIN_BGR["?"], max(2, int(radius / 25)), max(4.0, radius / 8))
         told = set(tile.extra.get("inferred_sectors", ()))
         covered = set(tile.extra.get("under_hand", ()))
-        for i in range(SECTORS):
-            at = sector_triangle(corners, i).mean(axis=0) * 0.4 + sector_triangle(corners, i)[1:].mean(axis=0) * 0.6
+        for i, triangle in enumerate(sector_triangles(corners)[0]):
+            at = triangle.mean(axis=0) * 0.4 + triangle[1:].mean(axis=0) * 0.6
             # Lower case: a letter the edge rule gave a sector the photo does not show.
             letter = tile.terrain[i].lower() if i in told else tile.terrain[i]
             if i in covered:  # boxed, in the unread colour: a hand lies over the sector, its letter may be wrong

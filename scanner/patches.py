@@ -63,11 +63,6 @@ def sector_triangles(corners: np.ndarray) -> np.ndarray:
     return triangles
 
 
-def sector_triangle(corners: np.ndarray, i: int) -> np.ndarray:
-    """The triangle (3, 2) of sector ``i`` of a tile with these six corners (:func:`sector_triangles`)."""
-    return sector_triangles(corners)[0, i % SECTORS]
-
-
 def sector_polygons(size: int = HEX_PATCH, margin: float = HEX_MARGIN) -> np.ndarray:
     """The twelve sector triangles of a hex patch, shape (12, 3, 2)."""
     return sector_triangles(canonical_corners(size, margin))[0]

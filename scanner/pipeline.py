@@ -18,11 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import numpy as np
 
 from fjords.board import Board
+from fjords.geometry import Hex
 from fjords.rules import Rules
 from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, may_be_missed_tile,
                               with_palette_names)
@@ -350,9 +351,7 @@ class Scanner:
         is judged by its tiles alone.
         """
         timings = {} if timings is None else timings
-        if previous is not None and previous.source != self.reading_source:
-            previous = None
-        old = previous.looks if previous is not None else {}
+        old = self.reusable_looks(previous)
         # The sectors are read on the tiles and on the empty positions where a tile the tile-top model missed
         # may lie (scanner.assemble.with_missed_tiles): wholly in the photo, touching enough tiles.
         found = {c.hex for c in cells}
@@ -406,9 +405,7 @@ class Scanner:
         the caller has it.
         """
         timings = {} if timings is None else timings
-        if previous is not None and previous.source != self.reading_source:
-            previous = None
-        old = previous.looks if previous is not None else {}
+        old = self.reusable_looks(previous)
         positions = list(readings.looks)
         corners = [readings.looks[h].corners_px for h in positions]
         with timed(timings, "pieces"):
@@ -424,6 +421,13 @@ class Scanner:
         looks = {h: replace(readings.looks[h], crop_blocks=crop_blocks[n], pieces=pieces[n])
                  for n, h in enumerate(positions)}
         return FrameReadings(readings.source, looks, {**readings.reused, "pieces": sum(kept)})
+
+    def reusable_looks(self, previous: FrameReadings | None) -> Mapping[Hex, PositionLook]:
+        """The last video frame's looks this scanner may reuse: none without a last frame, or where other models or
+        another calibration read it."""
+        if previous is None or previous.source != self.reading_source:
+            return {}
+        return previous.looks
 
     def evidence_of(self, readings: FrameReadings, in_frame: dict, cells: list, *,
                     beside: list = (), scale: float = 1.0, network: int = 0) -> dict:

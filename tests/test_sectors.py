@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from fjords.geometry import SECTORS, TERRAINS, Hex
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.patches import (HEX_PATCH, Pyramid, canonical_corners, hex_patches, sector_at, sector_polygons,
-                             sector_triangle)
+                             sector_triangles)
 from scanner.sectors import (BALANCE_TARGET, SECTOR_WINDOW, balance_gains, balanced, chosen_network, edge_agreement,
                              sector_visibility, sector_windows, window_matrices)
 from strategies import legal_boards
@@ -25,8 +25,7 @@ def tile_corners(cx: float, cy: float, radius: float, turn_deg: float = 0.0, squ
 def painted_tile(corners: np.ndarray, shape=(300, 400)) -> np.ndarray:
     """An image with sector i of the tile painted blue level 10 + 20·i."""
     image = np.zeros(shape + (3,), np.uint8)
-    for i in range(SECTORS):
-        tri = sector_triangle(corners, i)
+    for i, tri in enumerate(sector_triangles(corners)[0]):
         cv2.fillPoly(image, [np.round(tri * 16).astype(np.int32)], (10 + 20 * i, 0, 0), shift=4)
     return image
 

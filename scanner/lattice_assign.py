@@ -108,13 +108,14 @@ def lattice_hypotheses(points: np.ndarray, weights: np.ndarray, image_size: tupl
     heavy = points[np.argsort(-weights)[: max(3, len(points) // 2)]]
     spacing = float(np.median(cKDTree(heavy).query(heavy, k=2)[0][:, 1]))
     found_all: list[tuple[float, float, Assignment]] = []
+    fits: dict[bytes, tuple[LatticeModel, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     for seed in np.argsort(-weights)[:MAX_SEEDS]:
         if any(f.inlier[seed] and isotropy >= CONFIDENT_ISOTROPY and f.inlier.sum() >= SETTLED_SHARE * len(points)
                for _, isotropy, f in found_all):
             continue  # a plausible lattice already explains this seed and most others: it would be found again
         for affine in _seed_hypotheses(points, tree, seed):
             try:
-                found = _grow(points, weights, seed, affine, image_size, fit_distortion)
+                found = _grow(points, weights, seed, affine, image_size, fit_distortion, fits)
             except np.linalg.LinAlgError:  # a degenerate hypothesis
                 continue
             if found is None or _spacing(found) < 0.6 * spacing or _isotropy(found) < MIN_ISOTROPY:
@@ -188,19 +189,29 @@ def _seed_hypotheses(points: np.ndarray, tree: cKDTree, seed: int) -> list[np.nd
 
 
 def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray,
-          image_size: tuple[int, int], fit_distortion: bool) -> Assignment | None:
+          image_size: tuple[int, int], fit_distortion: bool,
+          fits: dict[bytes, tuple[LatticeModel, tuple[np.ndarray, np.ndarray, np.ndarray]]]) -> Assignment | None:
+    """Grow a hypothesis from its seed's neighbourhood outwards (:data:`GROWTH_RADII`), refitting the view on the
+    candidates matched so far. ``fits`` holds every growth refit of this search and its candidates' match, keyed
+    by the centres fitted: most refits repeat one (a round whose match does not change, a radius that adds no
+    candidate, another seed grown onto the same centres) and give the same model, so it is fitted once."""
     model = LatticeModel.for_image(affine, image_size)
     origin = model.image_to_board(points[seed])
+    matched = _match(model.image_to_board(points), weights)
     inlier = np.zeros(len(points), dtype=bool)
     for radius in GROWTH_RADII:
         for _ in range(3):
-            board = model.image_to_board(points)
-            axial, residual, inlier_new = _match(board, weights)
-            near = np.linalg.norm(hex_centres(axial) - origin, axis=1) <= radius
-            inlier_new &= near
+            axial, residual, inlier_new = matched
+            inlier_new = inlier_new & (np.linalg.norm(hex_centres(axial) - origin, axis=1) <= radius)
             if inlier_new.sum() < 3:
                 return None
-            model = _refit(model, hex_centres(axial[inlier_new]), points[inlier_new], image_size, False)
+            board, image = hex_centres(axial[inlier_new]), points[inlier_new]
+            key = model.k1.hex().encode() + board.tobytes() + image.tobytes()
+            if key not in fits:
+                refitted = _refit(model, board, image, image_size, False)
+                fits[key] = refitted, (_match(refitted.image_to_board(points), weights)
+                                       if refitted.fits_a_view else None)
+            model, matched = fits[key]
             if not model.fits_a_view:  # these centres fit no view of the table
                 return None
             if np.array_equal(inlier_new, inlier):
@@ -210,8 +221,8 @@ def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray
             break
     if fit_distortion and inlier.sum() >= MIN_LENS_TILES:
         model = _refit(model, hex_centres(axial[inlier]), points[inlier], image_size, True)
-    board = model.image_to_board(points)
-    axial, residual, inlier = _match(board, weights)
+        matched = _match(model.image_to_board(points), weights)
+    axial, residual, inlier = matched
     if inlier.sum() < 3 or model.is_mirrored(hex_centres(axial[inlier]).mean(axis=0)):
         return None
     return Assignment(model, axial, inlier, residual)

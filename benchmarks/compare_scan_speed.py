@@ -1,0 +1,120 @@
+"""Paired scan times of two checkouts of this project on the same photos: is the change faster, and by how much.
+
+    python benchmarks/compare_scan_speed.py OLD_CHECKOUT NEW_CHECKOUT PHOTO_OR_DIR [...] [--limit N]
+
+One run of ``bench_scan_speed.py`` cannot see a change of a few per cent: on a shared two-core machine one code's
+median over the same hundred photos moved by a tenth between runs (docs/benchmarks.md, seventieth session). Here
+each checkout scans in a long-running worker process of its own, the two in turn on every photo (which goes first
+alternates), so both meet the machine as it is at that moment, and the change is measured photo by photo: the
+median of the new/old ratios of scan time, with a bootstrap 95 % interval. A photo either checkout refuses (no
+board found) is left out of both.
+
+Each worker runs in its checkout's folder with that folder on ``PYTHONPATH``: ``python -c`` puts the current folder
+first on the import path, so workers started from one checkout would both import it (the seventy-first session
+found its first paired timings had compared a code with itself that way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from bench_scan_speed import photos_in
+
+WORKER = """
+import sys, time
+from fjords.errors import FjordsError
+from scanner.pipeline import Scanner
+scanner = Scanner()
+print("ready", flush=True)
+for line in sys.stdin:
+    start = time.perf_counter()
+    try:
+        scanner.scan_path(line.strip())
+    except FjordsError:
+        print("refused", flush=True)
+        continue
+    print(time.perf_counter() - start, flush=True)
+"""
+
+
+class ScanWorker:
+    """A scanner of one checkout in a process of its own: :meth:`seconds` times one scan."""
+
+    def __init__(self, checkout: Path):
+        self.process = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, text=True,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        env={**os.environ, "PYTHONPATH": str(checkout)})
+        if self.process.stdout.readline().strip() != "ready":
+            raise SystemExit(f"error: the scanner of {checkout} did not start (see the message above)")
+
+    def seconds(self, photo: Path) -> float | None:
+        """Seconds the scan of ``photo`` took; None where the scanner refused the photo."""
+        self.process.stdin.write(f"{photo.resolve()}\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline().strip()
+        if not answer:
+            raise SystemExit(f"error: the scanner stopped while scanning {photo} (see the message above)")
+        return None if answer == "refused" else float(answer)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def paired_ratio(old: list[float], new: list[float], *, resamples: int = 2000, seed: int = 0
+                 ) -> tuple[float, float, float]:
+    """Median of the per-photo ratios ``new / old`` and a bootstrap 95 % interval for it (photos resampled)."""
+    logs = np.log(np.asarray(new, dtype=np.float64) / np.asarray(old, dtype=np.float64))
+    draws = np.random.default_rng(seed).choice(logs, (resamples, len(logs)))
+    low, high = np.percentile(np.median(draws, axis=1), [2.5, 97.5])
+    return float(np.exp(np.median(logs))), float(np.exp(low)), float(np.exp(high))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old", type=Path, help="checkout of the code before the change")
+    parser.add_argument("new", type=Path, help="checkout of the code after it")
+    parser.add_argument("paths", nargs="+", help="photos, or folders of them")
+    parser.add_argument("--limit", type=int)
+    args = parser.parse_args(argv)
+    for checkout in (args.old, args.new):
+        if not (checkout / "scanner" / "pipeline.py").is_file():
+            parser.error(f"{checkout} is not a checkout of this project (no scanner/pipeline.py)")
+    photos = photos_in(args.paths, args.limit)
+    if len(photos) < 2:
+        parser.error("give at least two photos")
+    workers = [ScanWorker(args.old.resolve()), ScanWorker(args.new.resolve())]
+    try:
+        for worker in workers:  # the first scan of a process loads what later scans reuse
+            worker.seconds(photos[0])
+        times: list[tuple[float, float]] = []
+        for n, photo in enumerate(photos):
+            order = workers if n % 2 == 0 else workers[::-1]
+            seconds = {id(worker): worker.seconds(photo) for worker in order}
+            old, new = (seconds[id(worker)] for worker in workers)
+            if old is not None and new is not None:
+                times.append((old, new))
+    finally:
+        for worker in workers:
+            worker.close()
+    if len(times) < 2:
+        print("error: fewer than two photos were scanned by both checkouts", file=sys.stderr)
+        return 1
+    old, new = ([pair[k] for pair in times] for k in range(2))
+    ratio, low, high = paired_ratio(old, new)
+    print(f"{len(times)} photos scanned by both (of {len(photos)})")
+    for name, seconds in (("old", old), ("new", new)):
+        print(f"{name}: median scan {statistics.median(seconds):.3f} s, mean {statistics.mean(seconds):.3f} s")
+    print(f"new / old scan time, median per photo: {ratio:.3f} (95 % interval {low:.3f}-{high:.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,7 +10,9 @@
 # ../shared/photos/dev. RESULTS_DIR/versions.json records the libraries' versions (the figures of
 # docs/benchmarks.md need those of benchmarks/constraints.txt), RESULTS_DIR/fingerprints.json whether this
 # machine draws the held-out photos as the one they were measured on did (render_fingerprint.py). Speed is measured apart, on an idle machine
-# (benchmarks/bench_scan_speed.py SETS_DIR/render200 --limit 100 --repeat 1: ten photos say little of a median).
+# (benchmarks/bench_scan_speed.py SETS_DIR/render200 --limit 100 --repeat 1: ten photos say little of a median);
+# a change's speed against the code before it: benchmarks/compare_scan_speed.py OLD_CHECKOUT NEW_CHECKOUT
+# SETS_DIR/render200 --limit 100 (paired, photo by photo: the machine's speed moves more between runs).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 SETS_DIR RESULTS_DIR [DEV_DIR]" >&2; exit 2; }
 sets=$1

@@ -56,6 +56,11 @@ RUNNER_UP_SHARE = 0.85
 NEIGHBOUR_RATIO = 2.6
 
 
+GrowthFits = dict[bytes, tuple[LatticeModel, tuple[np.ndarray, np.ndarray, np.ndarray] | None]]
+"""The growth refits of one lattice search (:func:`_grow`): centres fitted → the view fitted to them and every
+candidate's match under it (None where the centres fit no view)."""
+
+
 @dataclass(frozen=True)
 class Assignment:
     """One lattice hypothesis of :func:`lattice_hypotheses`.
@@ -108,7 +113,7 @@ def lattice_hypotheses(points: np.ndarray, weights: np.ndarray, image_size: tupl
     heavy = points[np.argsort(-weights)[: max(3, len(points) // 2)]]
     spacing = float(np.median(cKDTree(heavy).query(heavy, k=2)[0][:, 1]))
     found_all: list[tuple[float, float, Assignment]] = []
-    fits: dict[bytes, tuple[LatticeModel, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    fits: GrowthFits = {}
     for seed in np.argsort(-weights)[:MAX_SEEDS]:
         if any(f.inlier[seed] and isotropy >= CONFIDENT_ISOTROPY and f.inlier.sum() >= SETTLED_SHARE * len(points)
                for _, isotropy, f in found_all):
@@ -190,7 +195,7 @@ def _seed_hypotheses(points: np.ndarray, tree: cKDTree, seed: int) -> list[np.nd
 
 def _grow(points: np.ndarray, weights: np.ndarray, seed: int, affine: np.ndarray,
           image_size: tuple[int, int], fit_distortion: bool,
-          fits: dict[bytes, tuple[LatticeModel, tuple[np.ndarray, np.ndarray, np.ndarray]]]) -> Assignment | None:
+          fits: GrowthFits) -> Assignment | None:
     """Grow a hypothesis from its seed's neighbourhood outwards (:data:`GROWTH_RADII`), refitting the view on the
     candidates matched so far. ``fits`` holds every growth refit of this search and its candidates' match, keyed
     by the centres fitted: most refits repeat one (a round whose match does not change, a radius that adds no

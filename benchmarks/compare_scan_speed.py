@@ -6,8 +6,8 @@ One run of ``bench_scan_speed.py`` cannot see a change of a few per cent: on a s
 median over the same hundred photos moved by a tenth between runs (docs/benchmarks.md, seventieth session). Here
 each checkout scans in a long-running worker process of its own, the two in turn on every photo (which goes first
 alternates), so both meet the machine as it is at that moment, and the change is measured photo by photo: the
-median of the new/old ratios of scan time, with a bootstrap 95 % interval. A photo either checkout refuses (no
-board found) is left out of both.
+median of the new/old ratios of scan time, with the distribution-free 95 % interval ``bench_scan_speed.py`` gives a
+median. A photo either checkout refuses (no board found) is left out of both.
 
 Each worker runs in its checkout's folder with that folder on ``PYTHONPATH``: ``python -c`` puts the current folder
 first on the import path, so workers started from one checkout would both import it (the seventy-first session
@@ -23,9 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from bench_scan_speed import photos_in
+from bench_scan_speed import median_interval, photos_in
 
 WORKER = """
 import sys, time
@@ -68,13 +66,10 @@ class ScanWorker:
         self.process.wait()
 
 
-def paired_ratio(old: list[float], new: list[float], *, resamples: int = 2000, seed: int = 0
-                 ) -> tuple[float, float, float]:
-    """Median of the per-photo ratios ``new / old`` and a bootstrap 95 % interval for it (photos resampled)."""
-    logs = np.log(np.asarray(new, dtype=np.float64) / np.asarray(old, dtype=np.float64))
-    draws = np.random.default_rng(seed).choice(logs, (resamples, len(logs)))
-    low, high = np.percentile(np.median(draws, axis=1), [2.5, 97.5])
-    return float(np.exp(np.median(logs))), float(np.exp(low)), float(np.exp(high))
+def paired_ratio(old: list[float], new: list[float]) -> tuple[float, float, float]:
+    """Median of the per-photo ratios ``new / old`` and its 95 % interval (:func:`median_interval`)."""
+    ratios = [after / before for before, after in zip(old, new, strict=True)]
+    return (statistics.median(ratios), *median_interval(ratios))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         times: list[tuple[float, float]] = []
         for n, photo in enumerate(photos):
             order = workers if n % 2 == 0 else workers[::-1]
-            seconds = {id(worker): worker.seconds(photo) for worker in order}
-            old, new = (seconds[id(worker)] for worker in workers)
+            seconds = {worker: worker.seconds(photo) for worker in order}
+            old, new = (seconds[worker] for worker in workers)
             if old is not None and new is not None:
                 times.append((old, new))
     finally:

@@ -14,11 +14,16 @@ and the positions concerned are read again.
 
 The kind model reads a close-up around each piece that may reach a little beyond
 the piece crop; a change only there is seen when it reaches the crop.
+
+Within one photo, the several lattices the scanner reads (:func:`scanner.looks.find_lattices`)
+share tiles the same way (:class:`PhotoTiles`): a tile lying where another lattice's tile was
+read keeps those corners and that reading.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -111,3 +116,54 @@ def merge_reused(kept: list[bool], previous: Callable[[int], Any], fresh: Iterab
     """Per position ``n``: ``previous(n)`` where ``kept[n]``, else the next of ``fresh`` (read in order)."""
     fresh = iter(fresh)
     return [previous(n) if keep else next(fresh) for n, keep in enumerate(kept)]
+
+
+@dataclass(frozen=True)
+class PhotoTiles:
+    """The tiles whose sectors earlier lattices of the same photo read, for a later lattice to take over.
+
+    A photo offers several lattices (:func:`scanner.looks.find_lattices`) and every one is read; most of their tiles
+    lie where an earlier lattice's did, often with the corners numbered from another one of the six (a lattice
+    turned by a multiple of 60 degrees about the board). Such a tile keeps the earlier corners and reading, as a
+    tile that has not moved since the last video frame does (:func:`still_corners`), instead of being read again:
+    the sector networks were nearly half of a scan's time, and half of the tiles they read had been read before.
+    """
+
+    looks: tuple[PositionLook, ...] = ()
+
+    def plus(self, readings: FrameReadings) -> PhotoTiles:
+        """These tiles and the tiles ``readings`` read (the positions whose sectors it holds)."""
+        return PhotoTiles(self.looks + tuple(look for look in readings.looks.values() if look.sectors is not None))
+
+    @cached_property
+    def _geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The earlier tiles' corners (k, 6, 2), centres (k, 2) and radii (k,) as :func:`still_corners` takes them."""
+        corners = np.array([look.corners_px for look in self.looks], dtype=np.float64).reshape(-1, 6, 2)
+        centres = corners.mean(axis=1)
+        return corners, centres, np.linalg.norm(corners - centres[:, None], axis=2).mean(axis=1)
+
+    def same_tile(self, corners_px: np.ndarray, share: float = STILL_SHARE) -> PositionLook | None:
+        """The look an earlier lattice read of the tile at ``corners_px``, numbered as ``corners_px`` is.
+
+        The earlier tile is the same where each corner lies within ``share`` of its radius of one of
+        ``corners_px``, the six taken in turn from any of them (of several such, the nearest). The look returned
+        has the earlier corners and sector readings turned to that numbering: a corner further is two sectors
+        further. None where no earlier tile is the same.
+        """
+        if not self.looks:
+            return None
+        corners = np.asarray(corners_px, dtype=np.float64)
+        earlier, centres, radii = self._geometry
+        near = np.flatnonzero(np.linalg.norm(centres - corners.mean(axis=0), axis=1) < share * radii)
+        if not len(near):
+            return None
+        # turned[m, j, k]: earlier corner k - j of candidate m, so that turn j numbers it as corners_px does.
+        turned = np.stack([np.roll(earlier[near], turn, axis=1) for turn in range(6)], axis=1)
+        moved = np.linalg.norm(turned - corners, axis=3).max(axis=2) / radii[near, None]
+        candidate, turn = np.unravel_index(int(np.argmin(moved)), moved.shape)
+        if moved[candidate, turn] >= share:
+            return None
+        look = self.looks[near[candidate]]
+        sectors = tuple((np.roll(probs, 2 * turn, axis=0), np.roll(readable, 2 * turn, axis=0))
+                        for probs, readable in look.sectors)
+        return PositionLook(turned[candidate, turn], None, (), sectors=sectors)

@@ -30,7 +30,8 @@ from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidenc
 from scanner.calibration import Calibration, load_calibration, sector_features
 from scanner.confidence import load_piece_calibration
 from scanner.onnx_model import DEFAULT_MODELS_DIR
-from scanner.frames import FrameReadings, PositionLook, block_means, merge_reused, still_corners, unchanged
+from scanner.frames import (FrameReadings, PhotoTiles, PositionLook, block_means, merge_reused, still_corners,
+                            unchanged)
 from scanner.hands import MODEL_FILE as HAND_MODEL_FILE, HandModel, sector_hand_shares
 from scanner.patches import Pyramid, hex_homography, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
@@ -194,11 +195,16 @@ class Scanner:
         # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
         # the one read surest kept: a lattice off the tiles reads patches that are no sector. Read one at a time,
         # so that no more than two readings are held.
+        with timed(timings, "sectors"):
+            pyramid = Pyramid(image_bgr)
+        photo_tiles = PhotoTiles()
         best = None
         sureness = []
         for look in lattices:
             read = self._read_lattice(image_bgr, look, previous=previous, scale=scale, original_size=original_size,
-                                      file=file, timings=timings, hand_map=hand_map)
+                                      file=file, timings=timings, hand_map=hand_map, pyramid=pyramid,
+                                      photo_tiles=photo_tiles)
+            photo_tiles = photo_tiles.plus(read[1])
             sureness.append(mean_tile_confidence(read[3]))
             if best is None or sureness[-1] > mean_tile_confidence(best[3]):
                 best = read
@@ -219,7 +225,9 @@ class Scanner:
                 if believed and view.same_tiles(lattices[index]):
                     continue  # read again, the same tiles would read the same: half the view's cost saved
                 read = self._read_lattice(image_bgr, view, previous=previous, scale=scale, hand_map=hand_map,
-                                          original_size=original_size, file=file, timings=timings)
+                                          original_size=original_size, file=file, timings=timings, pyramid=pyramid,
+                                          photo_tiles=photo_tiles)
+                photo_tiles = photo_tiles.plus(read[1])
                 if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
                     best = read
         lattice, readings, in_frame, _, network = best
@@ -227,7 +235,7 @@ class Scanner:
         # the pieces of the one kept are read now, and the photo's own terrain look and the reading's own floor of
         # sectors in view decode it.
         readings = self.with_pieces(image_bgr, readings, timings=timings,
-                                    previous=previous.readings if previous else None)
+                                    previous=previous.readings if previous else None, pyramid=pyramid)
         cells, beside = list(lattice.cells.values()), lattice.empty_positions(image_bgr.shape[1::-1])
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network)
         with timed(timings, "assemble"):
@@ -256,20 +264,21 @@ class Scanner:
 
     def _read_lattice(self, image_bgr: np.ndarray, lattice: LatticeFit, *, previous: ScanResult | None,
                       scale: float, original_size: tuple[int, int] | None, file: str | None,
-                      timings: dict[str, float],
-                      hand_map: np.ndarray) -> tuple[LatticeFit, FrameReadings, dict, Board, int]:
+                      timings: dict[str, float], hand_map: np.ndarray, pyramid: Pyramid,
+                      photo_tiles: PhotoTiles) -> tuple[LatticeFit, FrameReadings, dict, Board, int]:
         """Classify the sectors of one lattice of the photo (:meth:`scan`) and decode its tiles with
         :meth:`comparison_settings`, so without the photo's own terrain look: fitted to the sure reading of a
         lattice off the tiles, it makes that reading surer too, and lattices are compared by how sure their
         reading is. No piece is read: the tiles' reading does not depend on them, and only the lattice kept needs
-        them (:meth:`with_pieces`). Returns the lattice, its readings, its sectors' shares in the photo
+        them (:meth:`with_pieces`). A tile where one of ``photo_tiles`` lay, read on another lattice of the photo,
+        keeps that reading (:meth:`classify`). Returns the lattice, its readings, its sectors' shares in the photo
         (:func:`sectors_in_frame`), the board so decoded and the sector network whose readings the tiles took
         (:meth:`sector_network`)."""
         height, width = image_bgr.shape[:2]
         cells, beside = list(lattice.cells.values()), lattice.empty_positions((width, height))
         readings = self.classify(image_bgr, cells, beside=beside, timings=timings,
                                  previous=previous.readings if previous else None, hand_map=hand_map,
-                                 read_pieces=False)
+                                 read_pieces=False, pyramid=pyramid, photo_tiles=photo_tiles)
         comparing = self.comparison_settings()
         in_frame = sectors_in_frame(readings, image_bgr.shape, [*cells, *beside])
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale)
@@ -341,14 +350,17 @@ class Scanner:
 
     def classify(self, image_bgr: np.ndarray, cells: list, *, beside: list = (),
                  timings: dict[str, float] | None = None, previous: FrameReadings | None = None,
-                 hand_map: np.ndarray | None = None, read_pieces: bool = True) -> FrameReadings:
+                 hand_map: np.ndarray | None = None, read_pieces: bool = True, pyramid: Pyramid | None = None,
+                 photo_tiles: PhotoTiles = PhotoTiles()) -> FrameReadings:
         """Run the classifiers on the tiles the lattice sees and the empty positions ``beside`` them.
 
         ``previous`` is the last video frame's :class:`FrameReadings`: a tile whose sector patch, or a
         position whose piece crop, has not changed since keeps what was read then (:mod:`scanner.frames`).
+        ``photo_tiles`` are the tiles other lattices of this photo read: a tile that lies where one of them did keeps
+        its corners and sectors' reading (:class:`scanner.frames.PhotoTiles`).
         ``hand_map`` is the hand model's reading of ``image_bgr`` (:meth:`scanner.hands.HandModel.read`), read here
-        where not given. Without ``read_pieces`` no piece is read (:meth:`with_pieces` reads them later): a lattice
-        is judged by its tiles alone.
+        where not given, and ``pyramid`` its :class:`scanner.patches.Pyramid`. Without ``read_pieces`` no piece is read
+        (:meth:`with_pieces` reads them later): a lattice is judged by its tiles alone.
         """
         timings = {} if timings is None else timings
         old = self.reusable_looks(previous)
@@ -363,21 +375,28 @@ class Scanner:
         still = [still_corners(old.get(c.hex), corners[n]) for n, c in enumerate(positions)]
         not_moved = [kept is not None for kept in still]
         corners = [corners[n] if kept is None else kept for n, kept in enumerate(still)]
+        # A tile another lattice of this photo read where it lies keeps those corners, as one still since the last
+        # frame keeps that frame's, and that reading.
+        read_before = {n: look for n in range(len(tiles))
+                       if not not_moved[n] and (look := photo_tiles.same_tile(corners[n])) is not None}
+        for n, look in read_before.items():
+            corners[n] = look.corners_px
         with timed(timings, "sectors"):
-            pyramid = Pyramid(image_bgr)
+            pyramid = Pyramid(image_bgr) if pyramid is None else pyramid
             matrices = [hex_homography(c) for c in corners[:len(tiles)]]
             patches = hex_patches(pyramid, corners[:len(tiles)], matrices=matrices)
             patch_blocks = block_means(patches)
             kept_sectors = [not_moved[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
                             for n, c in enumerate(tiles)]
-            fresh = [n for n, kept in enumerate(kept_sectors) if not kept]
+            fresh = [n for n, kept in enumerate(kept_sectors) if not kept and n not in read_before]
             # The light's colour is the photo's: measured on all its tiles in view, also where few are read again.
             in_view = [n for n, c in enumerate(read_cells) if c.visible >= 0.5]
             each = self.sectors.predict_each(patches[fresh], gains=balance_gains(patches[in_view]))
             # Every tile's, each frame: the photo's own terrain look (scanner.assemble.with_photo_look) is
             # measured relative to the whole photo.
             features = sector_features(patches)
-            sectors = merge_reused(kept_sectors, lambda n: old[tiles[n].hex].sectors,
+            sectors = merge_reused([kept or n in read_before for n, kept in enumerate(kept_sectors)],
+                                   lambda n: read_before[n].sectors if n in read_before else old[tiles[n].hex].sectors,
                                    (tuple((probs[m], readable[m]) for probs, readable in each)
                                     for m in range(len(fresh))))
         with timed(timings, "hands"):

@@ -1,9 +1,13 @@
 """Video frames: tiles that have not changed keep the previous frame's readings; changed ones are read again."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from scanner.frames import PositionLook, block_means, still_corners, unchanged
+from scanner.frames import FrameReadings, PhotoTiles, PositionLook, block_means, still_corners, unchanged
 from shipped_models import scan_models_trained
 
 
@@ -36,6 +40,48 @@ def test_a_position_keeps_its_corners_while_it_has_not_moved():
     assert still_corners(look, jittered) is hexagon
     assert still_corners(look, hexagon + np.array([3.0, 0.0])) is None  # 6 % of the radius: it moved
     assert still_corners(None, hexagon) is None
+
+
+def _hexagon(centre=(100.0, 100.0), radius=50.0, turn_degrees=30.0) -> np.ndarray:
+    return np.array([[centre[0] + radius * np.cos(np.radians(turn_degrees + 60 * k)),
+                      centre[1] + radius * np.sin(np.radians(turn_degrees + 60 * k))] for k in range(6)])
+
+
+def _read_tile(corners: np.ndarray, seed: int) -> PositionLook:
+    """A tile's look as a lattice reading leaves it, with two networks' made-up sector readings."""
+    rng = np.random.default_rng(seed)
+    sectors = tuple((rng.dirichlet(np.ones(3), 12), rng.uniform(0, 1, 12)) for _ in range(2))
+    return PositionLook(corners, None, (), sectors=sectors)
+
+
+def _photo_tiles(*looks: PositionLook) -> PhotoTiles:
+    return PhotoTiles().plus(FrameReadings(("models",), {n: look for n, look in enumerate(looks)}))
+
+
+@given(st.integers(0, 5), st.floats(20.0, 200.0), st.floats(0.0, 360.0),
+       st.lists(st.floats(-0.03, 0.03), min_size=12, max_size=12))
+def test_a_tile_read_before_keeps_its_corners_and_reading_in_the_new_numbering(turn, radius, angle, jitter):
+    earlier = _read_tile(_hexagon((400.0, 300.0), radius, angle), seed=turn)
+    # A later lattice numbers the same tile's corners from another one and refines them a little differently.
+    corners = np.roll(earlier.corners_px, turn, axis=0) + radius * np.reshape(jitter, (6, 2))
+    found = _photo_tiles(_read_tile(_hexagon((400.0 + 3 * radius, 300.0), radius, angle), seed=9),
+                         earlier).same_tile(corners)
+    np.testing.assert_array_equal(found.corners_px, np.roll(earlier.corners_px, turn, axis=0))
+    for (probs, readable), (before, readable_before) in zip(found.sectors, earlier.sectors, strict=True):
+        for sector in range(12):  # corner k is earlier corner k - turn, sector i earlier sector i - 2·turn
+            np.testing.assert_array_equal(probs[sector], before[(sector - 2 * turn) % 12])
+            assert readable[sector] == readable_before[(sector - 2 * turn) % 12]
+
+
+def test_a_tile_is_the_same_as_the_nearest_tile_read_before_within_the_still_share():
+    hexagon = _hexagon()
+    near, nearer = _read_tile(hexagon + [2.0, 0.0], seed=1), _read_tile(hexagon + [0.0, 1.0], seed=2)
+    tiles = _photo_tiles(near, nearer)
+    assert tiles.same_tile(hexagon).sectors[0][1].tolist() == nearer.sectors[0][1].tolist()
+    assert tiles.same_tile(hexagon + [0.0, 3.4]).sectors[0][1].tolist() == nearer.sectors[0][1].tolist()  # 4.8 %
+    assert tiles.same_tile(hexagon + [0.0, 3.8]) is None  # 2.8 px from the nearer: 5.6 % of its radius
+    assert _photo_tiles(near).same_tile(_hexagon(turn_degrees=45.0)) is None  # turned by 15 degrees: another tile
+    assert PhotoTiles().same_tile(hexagon) is None
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +165,38 @@ def test_pieces_read_after_the_tiles_are_the_pieces_read_with_them(frames):
     tiles = sum(look.sectors is not None for look in together.looks.values())
     assert followed.reused == {"sectors": tiles, "pieces": len(together.looks)}
 
+
+
+def test_the_sectors_of_corners_numbered_from_another_corner_are_the_same_sectors_turned(frames):
+    # What PhotoTiles.same_tile relies on: a tile's patch cut from its corners numbered from one further on is the
+    # same picture turned by 60 degrees, whose sector i the network reads as sector i - 2 of the first numbering.
+    from scanner.patches import Pyramid, hex_patches
+
+    scanner, image, first = frames
+    corners = [look.corners_px for look in first.readings.looks.values() if look.sectors is not None][:8]
+    pyramid = Pyramid(image)
+    probs = scanner.sectors.predict_patches(hex_patches(pyramid, corners))[0]
+    for turn in (1, 2, 3):
+        turned = scanner.sectors.predict_patches(hex_patches(pyramid, [np.roll(c, turn, axis=0) for c in corners]))[0]
+        # Only the resampling of the turned patch differs.
+        assert np.abs(turned - np.roll(probs, 2 * turn, axis=1)).mean() < 0.01
+        if turn != 3:  # the other way round
+            assert np.abs(turned - np.roll(probs, -2 * turn, axis=1)).mean() > 0.05
+
+
+def test_a_lattice_over_the_tiles_another_lattice_read_reads_no_sector_again(frames):
+    scanner, image, first = frames
+    cells = list(first.lattice.cells.values())
+    before = scanner.classify(image, cells, read_pieces=False)
+    photo_tiles = PhotoTiles().plus(before)
+    # The same lattice, its board turned by 60 degrees: every tile's corners numbered from the next one.
+    turned = [replace(c, corners_px=np.roll(np.asarray(c.corners_px), 1, axis=0)) for c in cells]
+    read = scanner.classify(image, turned, read_pieces=False, photo_tiles=photo_tiles)
+    tiles = [h for h, look in before.looks.items() if look.sectors is not None]
+    assert len(tiles) > 10
+    for h in tiles:
+        np.testing.assert_array_equal(read.looks[h].corners_px, np.roll(before.looks[h].corners_px, 1, axis=0))
+        for (probs, readable), (probs_before, readable_before) in zip(read.looks[h].sectors, before.looks[h].sectors):
+            np.testing.assert_array_equal(probs, np.roll(probs_before, 2, axis=0))
+            np.testing.assert_array_equal(readable, np.roll(readable_before, 2, axis=0))
+    assert scanner.classify(image, turned, read_pieces=False).looks.keys() == read.looks.keys()

@@ -126,7 +126,8 @@ class PhotoTiles:
     lie where an earlier lattice's did, often with the corners numbered from another one of the six (a lattice
     turned by a multiple of 60 degrees about the board). Such a tile keeps the earlier corners and reading, as a
     tile that has not moved since the last video frame does (:func:`still_corners`), instead of being read again:
-    the sector networks were nearly half of a scan's time, and half of the tiles they read had been read before.
+    the sector networks were the largest part of a scan's time, and nearly half of the tiles they read had been read
+    on another lattice of the photo (models/README.md, seventy-second session).
     """
 
     looks: tuple[PositionLook, ...] = ()

@@ -194,7 +194,7 @@ class Scanner:
             hand_map = self.hands.read(image_bgr)
         # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
         # the one read surest kept: a lattice off the tiles reads patches that are no sector. Read one at a time,
-        # so that no more than two readings are held.
+        # so that no more than two readings are held; the tiles read (PhotoTiles) keep about 2 kB each.
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr)
         photo_tiles = PhotoTiles()

@@ -388,15 +388,17 @@ class Scanner:
             patch_blocks = block_means(patches)
             kept_sectors = [not_moved[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])
                             for n, c in enumerate(tiles)]
-            fresh = [n for n, kept in enumerate(kept_sectors) if not kept and n not in read_before]
+            # Read already: on the last frame, where the tile has not changed, or on another lattice of this photo.
+            taken_over = {n: old[c.hex].sectors for n, c in enumerate(tiles) if kept_sectors[n]}
+            taken_over |= {n: look.sectors for n, look in read_before.items()}
+            fresh = [n for n in range(len(tiles)) if n not in taken_over]
             # The light's colour is the photo's: measured on all its tiles in view, also where few are read again.
             in_view = [n for n, c in enumerate(read_cells) if c.visible >= 0.5]
             each = self.sectors.predict_each(patches[fresh], gains=balance_gains(patches[in_view]))
             # Every tile's, each frame: the photo's own terrain look (scanner.assemble.with_photo_look) is
             # measured relative to the whole photo.
             features = sector_features(patches)
-            sectors = merge_reused([kept or n in read_before for n, kept in enumerate(kept_sectors)],
-                                   lambda n: read_before[n].sectors if n in read_before else old[tiles[n].hex].sectors,
+            sectors = merge_reused([n in taken_over for n in range(len(tiles))], taken_over.__getitem__,
                                    (tuple((probs[m], readable[m]) for probs, readable in each)
                                     for m in range(len(fresh))))
         with timed(timings, "hands"):

@@ -127,7 +127,7 @@ def _decode(im: Image.Image, max_side: int, source: str) -> LoadedImage:
         # Decoding at 1/2, 1/4 or 1/8 straight from the DCT is much faster than shrinking afterwards.
         im.draft("RGB", (int(width * scale) + 1, int(height * scale) + 1))
     im.load()
-    im = ImageOps.exif_transpose(im)
+    ImageOps.exif_transpose(im, in_place=True)  # not a copy of every upright photo, as without in_place
     if im.mode != "RGB":
         im = _to_rgb(im)
     target = (max(1, round(upright[0] * scale)), max(1, round(upright[1] * scale)))

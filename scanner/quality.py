@@ -173,7 +173,8 @@ def estimate_blur(grey: np.ndarray) -> float:
 def _edge_strength(image: np.ndarray) -> float:
     gx = cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=3)
-    return float(np.quantile(np.hypot(gx, gy), EDGE_QUANTILE)) / 8.0
+    # cv2.magnitude, not np.hypot: a twelfth of the time, equal to float32 rounding.
+    return float(np.quantile(cv2.magnitude(gx, gy), EDGE_QUANTILE)) / 8.0
 
 
 def work_grey(image_bgr: np.ndarray) -> np.ndarray:
@@ -183,9 +184,12 @@ def work_grey(image_bgr: np.ndarray) -> np.ndarray:
         raise ValueError("expected a BGR image of shape (H, W, 3)")
     height, width = image_bgr.shape[:2]
     scale = WORK_SIDE / max(height, width)
+    # Grey first, then shrunk: both are weighted means, so the order changes the grey levels by rounding only, and
+    # one channel shrinks in a third of the time of three.
+    grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     if scale < 1.0:
-        image_bgr = cv2.resize(image_bgr, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
-    return cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        grey = cv2.resize(grey, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
+    return grey
 
 
 def hex_area(circumradius: float) -> float:

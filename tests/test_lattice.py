@@ -587,25 +587,74 @@ def test_locate_board_without_tiles_says_no_board():
         locate_board(np.zeros((384, 512, 3), np.uint8), _FixedMaps(empty, empty, 0.25))
 
 
-@pytest.mark.parametrize("centre, scale", [((1000.0, 760.0), 70.0), ((150.0, 120.0), 90.0), ((1900.0, 1450.0), 40.0)])
+def _view_points(model, low, shape):
+    """Photo pixels (float32) of a rectified view's pixels, as rectify samples them."""
+    from scanner.lattice_refine import RECTIFIED_SCALE
+
+    ys, xs = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float64)
+    photo = model.board_to_image(np.stack([xs / RECTIFIED_SCALE + low[0], ys / RECTIFIED_SCALE + low[1]], -1))
+    return photo.astype(np.float32)
+
+
+@pytest.mark.parametrize("centre, scale", [((1000.0, 760.0), 70.0), ((150.0, 120.0), 90.0), ((1900.0, 1450.0), 40.0),
+                                           ((1001.0, 759.0), 150.0)])
 def test_rectify_reads_the_part_of_the_photo_as_the_whole_photo_would(centre, scale):
-    from scanner.lattice_refine import RECTIFIED_SCALE, blurred, rectify
+    from scanner.lattice_refine import RECTIFIED_SCALE, blur_halvings, blurred, halved_variance, rectify
 
     image = np.random.default_rng(3).integers(0, 256, (SIZE[1], SIZE[0], 3), dtype=np.uint8)
     h = np.array([[scale, 0.0, centre[0]], [0.0, scale, centre[1]], [2e-4, -1e-4, 1.0]])
     model = LatticeModel.for_image(h, SIZE, -0.05)
     low, high = np.array([-4.0, -3.0]), np.array([4.0, 3.5])
     rectified, inside, origin = rectify(image, model, low, high)
-    # The whole photo, blurred as rectify does for a view shrunk this much, sampled at the same points.
-    ys, xs = np.mgrid[0:rectified.shape[0], 0:rectified.shape[1]].astype(np.float64)
-    photo = model.board_to_image(np.stack([xs / RECTIFIED_SCALE + low[0], ys / RECTIFIED_SCALE + low[1]], -1))
-    photo = photo.astype(np.float32)
+    # The whole photo, halved and blurred as rectify does for a view shrunk this much, sampled at the same points.
     shrink = model.scale_px((low + high) / 2.0) / RECTIFIED_SCALE
-    source = blurred(image, 0.5 * shrink if shrink > 1.5 else 0.0)
+    sigma = 0.5 * shrink if shrink > 1.5 else 0.0
+    source, halvings = image, blur_halvings(sigma)
+    for _ in range(halvings):
+        source = cv2.pyrDown(source)
+    source = blurred(source, np.sqrt(sigma ** 2 - halved_variance(halvings)) / 2 ** halvings)
+    photo = _view_points(model, low, rectified.shape) / 2 ** halvings
     whole = cv2.remap(source, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     # To float32 precision: the filter's vectorised passes round the last digit by where a row starts.
     np.testing.assert_allclose(rectified, whole.reshape(rectified.shape), rtol=0, atol=1e-3)
     assert (origin == low).all() and inside.any()
+
+
+@pytest.mark.parametrize("scale", [50.0, 70.0, 100.0, 150.0])
+def test_rectify_blurs_as_a_gaussian_of_half_the_shrink_would(scale):
+    """The halvings stand in for part of the anti-alias blur: the view of a photo is close to the photo blurred by
+    that Gaussian and sampled (a table photo: its tile edges are where the two differ most)."""
+    from scanner.lattice_refine import RECTIFIED_SCALE, blurred, rectify
+
+    image = cv2.resize(cv2.imread(str(Path(__file__).parent.parent / "sample_images" / "table-classic.jpg")), SIZE)
+    h = np.array([[scale, 0.0, 1000.0], [0.0, scale * 0.8, 760.0], [1e-4, -1e-4, 1.0]])
+    model = LatticeModel.for_image(h, SIZE, -0.05)
+    low, high = np.array([-4.0, -3.0]), np.array([4.0, 3.5])
+    rectified, inside, _ = rectify(image, model, low, high)
+    shrink = model.scale_px((low + high) / 2.0) / RECTIFIED_SCALE
+    photo = _view_points(model, low, rectified.shape)
+    gaussian = cv2.remap(blurred(image, 0.5 * shrink), photo[..., 0], photo[..., 1], cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE).reshape(rectified.shape)
+    difference = np.abs(rectified - gaussian)[inside]
+    assert difference.mean() < 0.8 and np.quantile(difference, 0.99) < 7.0
+
+
+@pytest.mark.parametrize("halvings", [1, 2, 3])
+def test_halved_variance_is_what_pyrdown_leaves(halvings):
+    from scanner.lattice_refine import blur_halvings, halved_variance
+
+    impulse = np.zeros((129, 129), np.float64)
+    impulse[64, 64] = 1.0
+    for _ in range(halvings):
+        impulse = cv2.pyrDown(impulse)
+    # Pixel i of the last halving is photo pixel i * 2**halvings: the impulse's spread, in photo pixels².
+    xs = np.arange(impulse.shape[1]) * 2.0 ** halvings
+    weights = impulse.sum(axis=0) / impulse.sum()
+    mean = (weights * xs).sum()
+    assert mean == pytest.approx(64.0)
+    assert (weights * (xs - mean) ** 2).sum() == pytest.approx(halved_variance(halvings), rel=0.05)
+    assert blur_halvings(np.sqrt(halved_variance(halvings))) == halvings
+    assert blur_halvings(np.sqrt(halved_variance(halvings)) - 1e-6) == halvings - 1
 
 
 @pytest.mark.parametrize("sigma", [0.0, 0.8, 1.6, 3.3])

@@ -12,6 +12,11 @@ median. A photo either checkout refuses (no board found) is left out of both.
 Each worker runs in its checkout's folder with that folder on ``PYTHONPATH``: ``python -c`` puts the current folder
 first on the import path, so workers started from one checkout would both import it (the seventy-first session
 found its first paired timings had compared a code with itself that way).
+
+With ``--follow`` the photos are video frames: each folder's frames, in name order, are scanned each after the one
+before (``Scanner.scan(frame, previous=...)``, as the overhead-camera overlay scans them), a folder's first frame
+afresh and left out of the figures. Unpaired runs of ``bench_video.py`` one after the other could not tell a 6 %
+change on this machine (the seventy-third session: the second run of a pair was the slower in four of five).
 """
 
 from __future__ import annotations
@@ -27,39 +32,55 @@ from bench_scan_speed import median_interval, photos_in
 
 WORKER = """
 import sys, time
+from pathlib import Path
 from fjords.errors import FjordsError
 from scanner.pipeline import Scanner
 scanner = Scanner()
+follow = sys.argv[1] == "follow"
+if follow:
+    from scanner.load import load_image
+previous = folder = None
 print("ready", flush=True)
 for line in sys.stdin:
+    path = Path(line.strip())
+    first = path.parent != folder
+    folder = path.parent
     start = time.perf_counter()
     try:
-        scanner.scan_path(line.strip())
+        if follow:  # load and scan as scan_path does, following the frame before (which older checkouts' scan_path cannot)
+            loaded = load_image(path)
+            previous = scanner.scan(loaded.image_bgr, previous=None if first else previous, scale=loaded.scale,
+                                    original_size=loaded.original_size, file=path.name)
+        else:
+            scanner.scan_path(path)
     except FjordsError:
+        previous = None
         print("refused", flush=True)
         continue
-    print(time.perf_counter() - start, flush=True)
+    print(("first " if follow and first else "") + str(time.perf_counter() - start), flush=True)
 """
 
 
 class ScanWorker:
     """A scanner of one checkout in a process of its own: :meth:`seconds` times one scan."""
 
-    def __init__(self, checkout: Path):
-        self.process = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, text=True,
+    def __init__(self, checkout: Path, follow: bool = False):
+        self.process = subprocess.Popen([sys.executable, "-c", WORKER, "follow" if follow else "photos"], cwd=checkout,
+                                        text=True,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         env={**os.environ, "PYTHONPATH": str(checkout)})
         if self.process.stdout.readline().strip() != "ready":
             raise SystemExit(f"error: the scanner of {checkout} did not start (see the message above)")
 
     def seconds(self, photo: Path) -> float | None:
-        """Seconds the scan of ``photo`` took; None where the scanner refused the photo."""
+        """Seconds the scan of ``photo`` took; None where the scanner refused the photo, or where it was the first
+        frame of its folder when following frames."""
         self.process.stdin.write(f"{photo.resolve()}\n")
         self.process.stdin.flush()
         answer = self.process.stdout.readline().strip()
         if not answer:
             raise SystemExit(f"error: the scanner stopped while scanning {photo} (see the message above)")
-        return None if answer == "refused" else float(answer)
+        return None if answer == "refused" or answer.startswith("first") else float(answer)
 
     def close(self) -> None:
         self.process.stdin.close()
@@ -78,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("new", type=Path, help="checkout of the code after it")
     parser.add_argument("paths", nargs="+", help="photos, or folders of them")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--follow", action="store_true",
+                        help="the photos are video frames: scan each folder's frames each after the one before")
     args = parser.parse_args(argv)
     for checkout in (args.old, args.new):
         if not (checkout / "scanner" / "pipeline.py").is_file():
@@ -85,9 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     photos = photos_in(args.paths, args.limit)
     if len(photos) < 2:
         parser.error("give at least two photos")
-    workers = [ScanWorker(args.old.resolve()), ScanWorker(args.new.resolve())]
+    workers = [ScanWorker(args.old.resolve(), args.follow), ScanWorker(args.new.resolve(), args.follow)]
     try:
-        for worker in workers:  # the first scan of a process loads what later scans reuse
+        # The first scan of a process loads what later scans reuse; following frames, each folder's first frame is
+        # left out anyway.
+        for worker in workers if not args.follow else []:
             worker.seconds(photos[0])
         times: list[tuple[float, float]] = []
         for n, photo in enumerate(photos):
@@ -104,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     old, new = ([pair[k] for pair in times] for k in range(2))
     ratio, low, high = paired_ratio(old, new)
-    print(f"{len(times)} photos scanned by both (of {len(photos)})")
+    print(f"{len(times)} {'frames following another' if args.follow else 'photos'} scanned by both (of {len(photos)})")
     for name, seconds in (("old", old), ("new", new)):
         print(f"{name}: median scan {statistics.median(seconds):.3f} s, mean {statistics.mean(seconds):.3f} s")
     print(f"new / old scan time, median per photo: {ratio:.3f} (95 % interval {low:.3f}-{high:.3f})")

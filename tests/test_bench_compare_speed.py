@@ -14,9 +14,25 @@ from fjords.errors import FjordsError
 
 class Scanner:
     def scan_path(self, path):
-        if path.endswith("refused.jpg"):
+        if str(path).endswith("refused.jpg"):
             raise FjordsError("no board")
         time.sleep({delay})
+
+    def scan(self, frame, *, previous=None, scale=1.0, original_size=None, file=None):
+        # A frame follows the one named before it in its folder, or is its folder's first.
+        expected = None if file == "f0.jpg" else f"f{{int(file[1]) - 1}}.jpg"
+        if (previous and previous[1]) != expected or previous and previous[0] != frame:
+            raise FjordsError("not following the frame before")
+        time.sleep({delay})
+        return frame, file
+"""
+
+FAKE_LOAD = """
+from types import SimpleNamespace
+
+
+def load_image(path):
+    return SimpleNamespace(image_bgr=str(path.parent), scale=1.0, original_size=(4, 3))
 """
 
 
@@ -33,6 +49,7 @@ def _checkout(folder: Path, delay: float) -> Path:
     (folder / "scanner").mkdir(parents=True)
     (folder / "scanner" / "__init__.py").write_text("")
     (folder / "scanner" / "pipeline.py").write_text(FAKE_PIPELINE.format(delay=delay))
+    (folder / "scanner" / "load.py").write_text(FAKE_LOAD)
     return folder
 
 
@@ -60,6 +77,21 @@ def test_each_checkout_scans_with_its_own_code_and_refused_photos_are_left_out(c
     assert compare_scan_speed.main([str(old), str(new), str(photos)]) == 0
     out = capsys.readouterr().out
     assert "6 photos scanned by both (of 7)" in out
+    ratio = float(out.rsplit("per photo: ", 1)[1].split()[0])
+    assert 0.4 < ratio < 0.65, out
+
+
+def test_following_frames_each_scan_follows_the_frame_before_and_first_frames_are_left_out(compare_scan_speed, tmp_path,
+                                                                                                capsys):
+    old, new = _checkout(tmp_path / "old", 0.04), _checkout(tmp_path / "new", 0.02)
+    clips = [tmp_path / "clip1", tmp_path / "clip2"]
+    for clip in clips:
+        clip.mkdir()
+        for n in range(4):
+            (clip / f"f{n}.jpg").write_bytes(b"")
+    assert compare_scan_speed.main([str(old), str(new), *map(str, clips), "--follow"]) == 0
+    out = capsys.readouterr().out
+    assert "6 frames following another scanned by both (of 8)" in out
     ratio = float(out.rsplit("per photo: ", 1)[1].split()[0])
     assert 0.4 < ratio < 0.65, out
 

@@ -13,9 +13,9 @@ Each worker runs in its checkout's folder with that folder on ``PYTHONPATH``: ``
 first on the import path, so workers started from one checkout would both import it (the seventy-first session
 found its first paired timings had compared a code with itself that way).
 
-With ``--follow`` the photos are video frames: each folder's frames, in name order, are scanned each after the one
-before (``Scanner.scan(frame, previous=...)``, as the overhead-camera overlay scans them), a folder's first frame
-afresh and left out of the figures. Unpaired runs of ``bench_video.py`` one after the other could not tell a 6 %
+With ``--follow`` the photos are video frames, one clip per folder: each frame, in the order given (a folder given
+whole in name order), is scanned after the one before in its folder (``Scanner.scan(frame, previous=...)``, as the
+overhead-camera overlay scans them), a folder's first frame afresh and left out of the figures. Unpaired runs of ``bench_video.py`` one after the other could not tell a 6 %
 change on this machine (the seventy-third session: the second run of a pair was the slower in four of five).
 """
 
@@ -65,9 +65,8 @@ class ScanWorker:
     """A scanner of one checkout in a process of its own: :meth:`seconds` times one scan."""
 
     def __init__(self, checkout: Path, follow: bool = False):
-        self.process = subprocess.Popen([sys.executable, "-c", WORKER, "follow" if follow else "photos"], cwd=checkout,
-                                        text=True,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-c", WORKER, "follow" if follow else "photos"],
+                                        cwd=checkout, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         env={**os.environ, "PYTHONPATH": str(checkout)})
         if self.process.stdout.readline().strip() != "ready":
             raise SystemExit(f"error: the scanner of {checkout} did not start (see the message above)")

@@ -15,8 +15,9 @@ found its first paired timings had compared a code with itself that way).
 
 With ``--follow`` the photos are video frames, one clip per folder: each frame, in the order given (a folder given
 whole in name order), is scanned after the one before in its folder (``Scanner.scan(frame, previous=...)``, as the
-overhead-camera overlay scans them), a folder's first frame afresh and left out of the figures. Unpaired runs of ``bench_video.py`` one after the other could not tell a 6 %
-change on this machine (the seventy-third session: the second run of a pair was the slower in four of five).
+overhead-camera overlay scans them), a folder's first frame afresh and left out of the figures. Unpaired runs of
+``bench_video.py`` one after the other could not tell a 6 % change on this machine (the seventy-third session: the
+second run of a pair was the slower in four of five).
 """
 
 from __future__ import annotations

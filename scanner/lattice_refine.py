@@ -62,8 +62,7 @@ def rectify(image: np.ndarray, model: LatticeModel, board_min: np.ndarray, board
     # about half the time of blurring and sampling the photo itself (models/README.md, seventy-third session).
     shrink = model.scale_px((board_min + board_max) / 2.0) / scale
     sigma = 0.5 * shrink if shrink > 1.5 else 0.0
-    halvings = blur_halvings(sigma)
-    step = 2 ** halvings
+    step = 2 ** blur_halvings(sigma)
     h, w = image.shape[:2]
     inside = (photo[..., 0] >= 0) & (photo[..., 0] <= w - 1) & (photo[..., 1] >= 0) & (photo[..., 1] <= h - 1)
     # Blur and sample only the part of the photo the view reaches (the board may fill a corner of it). The
@@ -71,11 +70,7 @@ def rectify(image: np.ndarray, model: LatticeModel, board_min: np.ndarray, board
     # reaches the photo's border wherever the view does, so every rectified pixel is what the whole photo would give.
     x0, y0, x1, y1 = _reach(photo, (w, h), margin=int(math.ceil(4.0 * sigma)) + 2 + 2 * step)
     x0, y0 = x0 - x0 % step, y0 - y0 % step
-    source = image[y0:y1, x0:x1]
-    for _ in range(halvings):
-        source = cv2.pyrDown(source)
-    source = blurred(source, math.sqrt(max(sigma ** 2 - halved_variance(halvings), 0.0)) / step)
-    # Pixel i of a halving is the filtered pixel 2i of the image halved (pyrDown keeps the even ones).
+    source = anti_aliased(image[y0:y1, x0:x1], sigma)
     photo -= np.float32([x0, y0])
     photo /= np.float32(step)
     rectified = cv2.remap(source, photo, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -96,6 +91,16 @@ def blur_halvings(sigma: float) -> int:
     while halved_variance(halvings + 1) <= sigma * sigma:
         halvings += 1
     return halvings
+
+
+def anti_aliased(image: np.ndarray, sigma: float) -> np.ndarray:
+    """``image`` as float32, blurred by a Gaussian of ``sigma`` pixels for sampling at a coarser step: halved
+    (``cv2.pyrDown``) :func:`blur_halvings` times, then blurred by the rest on the halved image. Pixel ``i`` of the
+    result is the filtered pixel ``2**blur_halvings(sigma) * i`` of ``image`` (pyrDown keeps the even pixels)."""
+    halvings = blur_halvings(sigma)
+    for _ in range(halvings):
+        image = cv2.pyrDown(image)
+    return blurred(image, math.sqrt(max(sigma ** 2 - halved_variance(halvings), 0.0)) / 2 ** halvings)
 
 
 def blurred(image: np.ndarray, sigma: float) -> np.ndarray:

@@ -599,7 +599,7 @@ def _view_points(model, low, shape):
 @pytest.mark.parametrize("centre, scale", [((1000.0, 760.0), 70.0), ((150.0, 120.0), 90.0), ((1900.0, 1450.0), 40.0),
                                            ((1001.0, 759.0), 150.0)])
 def test_rectify_reads_the_part_of_the_photo_as_the_whole_photo_would(centre, scale):
-    from scanner.lattice_refine import RECTIFIED_SCALE, blur_halvings, blurred, halved_variance, rectify
+    from scanner.lattice_refine import RECTIFIED_SCALE, anti_aliased, blur_halvings, rectify
 
     image = np.random.default_rng(3).integers(0, 256, (SIZE[1], SIZE[0], 3), dtype=np.uint8)
     h = np.array([[scale, 0.0, centre[0]], [0.0, scale, centre[1]], [2e-4, -1e-4, 1.0]])
@@ -609,11 +609,8 @@ def test_rectify_reads_the_part_of_the_photo_as_the_whole_photo_would(centre, sc
     # The whole photo, halved and blurred as rectify does for a view shrunk this much, sampled at the same points.
     shrink = model.scale_px((low + high) / 2.0) / RECTIFIED_SCALE
     sigma = 0.5 * shrink if shrink > 1.5 else 0.0
-    source, halvings = image, blur_halvings(sigma)
-    for _ in range(halvings):
-        source = cv2.pyrDown(source)
-    source = blurred(source, np.sqrt(sigma ** 2 - halved_variance(halvings)) / 2 ** halvings)
-    photo = _view_points(model, low, rectified.shape) / 2 ** halvings
+    source = anti_aliased(image, sigma)
+    photo = _view_points(model, low, rectified.shape) / 2 ** blur_halvings(sigma)
     whole = cv2.remap(source, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     # To float32 precision: the filter's vectorised passes round the last digit by where a row starts.
     np.testing.assert_allclose(rectified, whole.reshape(rectified.shape), rtol=0, atol=1e-3)

@@ -52,7 +52,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from scanner.onnx_model import OnnxModel
-from scanner.patches import Pyramid, close_ups, crop_points_to_image, piece_crops, sector_at, tile_radius
+from scanner.patches import Pyramid, close_ups, crop_points_to_image, piece_crops, sectors_at, tile_radius
 from scanner.sectors import softmax, to_tensor
 
 PIECE_KINDS = ("none", "house", "settler", "runestone")
@@ -425,12 +425,13 @@ class PieceClassifier:
         kind_probs = np.hstack([1.0 - present, present * kind_given_piece])
         image = pyramid.levels[0]
         readings: list[list[PieceReading]] = [[] for _ in corners]
+        base_sectors = sectors_at([corners[n] for n in tiles], ends[:, 0]) if tiles else []
         for k, n in enumerate(tiles):
             base, top = ends[k]
             rgb = piece_rgb(image, base, top, radii[k] * 0.06)
             readings[n].append(PieceReading(kind_probs[k], colour_probs[k], COLOUR_NAMES,
                                             (float(base[0]), float(base[1])),
-                                            (float(top[0]), float(top[1])), sector_at(corners[n], base), rgb,
+                                            (float(top[0]), float(top[1])), int(base_sectors[k]), rgb,
                                             float(close_up_piece[k])))
         return [tuple(r) for r in readings]
 

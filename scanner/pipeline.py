@@ -33,7 +33,7 @@ from scanner.onnx_model import DEFAULT_MODELS_DIR
 from scanner.frames import (FrameReadings, PhotoTiles, PositionLook, block_means, merge_reused, still_corners,
                             unchanged)
 from scanner.hands import MODEL_FILE as HAND_MODEL_FILE, HandModel, sector_hand_shares
-from scanner.patches import Pyramid, hex_homography, hex_patches, piece_crops
+from scanner.patches import Pyramid, hex_homographies, hex_patches, piece_crops
 from scanner.pieces import PieceClassifier
 from scanner.sectors import SectorClassifier, balance_gains, chosen_network, sector_visibility
 
@@ -383,7 +383,7 @@ class Scanner:
             corners[n] = look.corners_px
         with timed(timings, "sectors"):
             pyramid = Pyramid(image_bgr) if pyramid is None else pyramid
-            matrices = [hex_homography(c) for c in corners[:len(tiles)]]
+            matrices = hex_homographies(corners[:len(tiles)])
             patches = hex_patches(pyramid, corners[:len(tiles)], matrices=matrices)
             patch_blocks = block_means(patches)
             kept_sectors = [not_moved[n] and unchanged(old[c.hex].patch_blocks, patch_blocks[n])

@@ -44,6 +44,21 @@ def test_every_window_shows_its_own_sector_where_sector_zero_is():
     assert [int(windows[i, v, u, 0]) for i in range(SECTORS)] == [10 + 20 * i for i in range(SECTORS)]
 
 
+def test_windows_of_many_patches_are_each_windows_cut_as_its_affine_map_says():
+    # More patches than one remap cuts (113), each its own picture: a patch must not see its neighbours in the
+    # stack, at the frame's edge or past a chunk's end.
+    rng = np.random.default_rng(4)
+    patches = rng.integers(0, 256, (130, HEX_PATCH, HEX_PATCH, 3), dtype=np.uint8)
+    patches = cv2.GaussianBlur(patches.reshape(-1, HEX_PATCH, 3), (0, 0), 1.0).reshape(patches.shape)
+    windows = sector_windows(patches)
+    assert windows.shape == (130, SECTORS, SECTOR_WINDOW, SECTOR_WINDOW, 3)
+    expected = np.array([[cv2.warpAffine(p, m, (SECTOR_WINDOW, SECTOR_WINDOW), flags=cv2.INTER_LINEAR,
+                                         borderMode=cv2.BORDER_REFLECT) for m in window_matrices()] for p in patches])
+    gap = np.abs(windows.astype(int) - expected)
+    assert gap.max() <= 1 and (gap > 0).mean() < 0.01
+    np.testing.assert_array_equal(sector_windows(patches[120:121])[0], windows[120])
+
+
 def test_canonical_corners_run_counter_clockwise_from_30_degrees():
     c = canonical_corners()
     angles = [math.degrees(math.atan2(-(y - HEX_PATCH / 2), x - HEX_PATCH / 2)) % 360 for x, y in c]

@@ -175,9 +175,7 @@ def _refined_dlt(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
     then :data:`REFINE_STEPS` Gauss-Newton steps on the reprojection error, and whether each fit is well posed."""
     x, y = src[..., 0], src[..., 1]
     u, v = dst[..., 0], dst[..., 1]
-    one, zero = np.ones_like(x), np.zeros_like(x)
-    rows = np.concatenate([np.stack([x, y, one, zero, zero, zero, -u * x, -u * y, -u], axis=-1),
-                           np.stack([zero, zero, zero, x, y, one, -v * x, -v * y, -v], axis=-1)], axis=1)
+    rows = _projection_rows(x, y, u, v)
     values, vectors = np.linalg.eigh(np.einsum("nki,nkj->nij", rows, rows))
     # One map fits where a single direction of the nine leaves the equations nearly unbroken (and it keeps the
     # points' centroid in front of the patch).
@@ -189,15 +187,22 @@ def _refined_dlt(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
         pu = (h[:, None, 0] * x + h[:, None, 1] * y + h[:, None, 2]) / w
         pv = (h[:, None, 3] * x + h[:, None, 4] * y + h[:, None, 5]) / w
         residual = np.concatenate([pu - u, pv - v], axis=1)
-        jacobian = np.concatenate([np.stack([x, y, one, zero, zero, zero, -pu * x, -pu * y], axis=-1),
-                                   np.stack([zero, zero, zero, x, y, one, -pv * x, -pv * y], axis=-1)], axis=1) / \
-            np.concatenate([w, w], axis=1)[..., None]
+        # The derivatives of the projections by the eight entries are the linear rows at the projected points, over w.
+        jacobian = _projection_rows(x, y, pu, pv)[..., :8] / np.concatenate([w, w], axis=1)[..., None]
         normal = np.einsum("nki,nkj->nij", jacobian, jacobian)
         normal[~well_posed] = np.eye(8)
         # Levenberg-Marquardt's damping, too small to move a well-posed step, keeps the solve from failing on the rest.
         normal += 1e-12 * np.trace(normal, axis1=1, axis2=2)[:, None, None] * np.eye(8)
         h = h - np.linalg.solve(normal, np.einsum("nki,nk->ni", jacobian, residual)[..., None])[..., 0]
     return np.concatenate([h, np.ones((len(h), 1))], axis=1).reshape(-1, 3, 3), well_posed
+
+
+def _projection_rows(x: np.ndarray, y: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The direct linear transform's rows (n, 2k, 9) of points ``(x, y)`` (n, k) seen at ``(u, v)``: first the k
+    rows of the u equations, then the k of the v equations."""
+    one, zero = np.ones_like(x), np.zeros_like(x)
+    return np.concatenate([np.stack([x, y, one, zero, zero, zero, -u * x, -u * y, -u], axis=-1),
+                           np.stack([zero, zero, zero, x, y, one, -v * x, -v * y, -v], axis=-1)], axis=1)
 
 
 def _one_tile_homography(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

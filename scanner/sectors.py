@@ -129,21 +129,23 @@ def _window_sources(matrices: np.ndarray, window: int = SECTOR_WINDOW) -> np.nda
 _WINDOW_SOURCES = _window_sources(window_matrices())
 #: Rows and columns of reflected border around each hex patch that every window's bilinear samples stay within.
 _WINDOW_PAD = int(math.ceil(max(-_WINDOW_SOURCES.min(), _WINDOW_SOURCES.max() - (HEX_PATCH - 1)))) + 1
+#: Side of a hex patch framed by that border.
+_FRAMED_SIDE = HEX_PATCH + 2 * _WINDOW_PAD
 #: Most patches cut in one cv2.remap: its map's side, and the source rows it addresses, stay under SHRT_MAX.
 _PATCHES_PER_REMAP = (2 ** 15 - 1) // (SECTORS * SECTOR_WINDOW)
 
 
 def _stacked_window_map(count: int) -> np.ndarray:
     """cv2.remap's map (float32 (12·w·count, w, 2)) that cuts the windows of ``count`` framed patches stacked one
-    under the other: patch k's windows are rows ``12·w·k`` on, and sample its frame's rows ``(48 + 2·pad)·k`` on.
+    under the other: patch k's windows are rows ``12·w·k`` on, and sample its frame's rows ``_FRAMED_SIDE·k`` on.
     (A float map: its windows differ from cv2.warpAffine's in a few pixels in a thousand by one grey level, a
     fixed-point one in seven in a hundred.)"""
-    side = HEX_PATCH + 2 * _WINDOW_PAD
-    shift = _WINDOW_PAD + np.stack([np.zeros(count), side * np.arange(count)], axis=-1)
+    shift = (_WINDOW_PAD + np.stack([np.zeros(count), _FRAMED_SIDE * np.arange(count)], axis=-1)).astype(np.float32)
     # On a grid of 1/1024 px, exact in float32 at every patch's place in the stack: a patch's windows do not
-    # depend on how many patches come before it.
-    sources = np.round(_WINDOW_SOURCES * 1024.0) / 1024.0
-    return (sources[None] + shift[:, None, None, :]).astype(np.float32).reshape(-1, SECTOR_WINDOW, 2)
+    # depend on how many patches come before it (and the sums are made in float32 exactly, at a third of the
+    # start-up time of float64 ones).
+    sources = (np.round(_WINDOW_SOURCES * 1024.0) / 1024.0).astype(np.float32)
+    return (sources[None] + shift[:, None, None, :]).reshape(-1, SECTOR_WINDOW, 2)
 
 
 #: The map of a full remap's patches; a smaller batch takes its first rows (patch k's part does not depend on how
@@ -159,14 +161,13 @@ def sector_windows(patches: np.ndarray) -> np.ndarray:
     window, which took 28 ms of a photo's scan (models/README.md, seventy-fourth session).
     """
     n = len(patches)
-    side = HEX_PATCH + 2 * _WINDOW_PAD
     rows = SECTORS * SECTOR_WINDOW
     out = np.zeros((n, SECTORS, SECTOR_WINDOW, SECTOR_WINDOW, 3), np.uint8)
     for start in range(0, n, _PATCHES_PER_REMAP):
         chunk = patches[start:start + _PATCHES_PER_REMAP]
         framed = np.pad(chunk, ((0, 0), (_WINDOW_PAD, _WINDOW_PAD), (_WINDOW_PAD, _WINDOW_PAD), (0, 0)),
                         mode="symmetric")  # cv2.BORDER_REFLECT: the patch's edge pixel repeated, then inwards
-        cut = cv2.remap(framed.reshape(-1, side, 3), _WINDOW_MAP[:rows * len(chunk)], None, cv2.INTER_LINEAR,
+        cut = cv2.remap(framed.reshape(-1, _FRAMED_SIDE, 3), _WINDOW_MAP[:rows * len(chunk)], None, cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REFLECT)
         out[start:start + len(chunk)] = cut.reshape(len(chunk), SECTORS, SECTOR_WINDOW, SECTOR_WINDOW, 3)
     return out

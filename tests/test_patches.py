@@ -44,20 +44,33 @@ def _seen_hexes(seed: int, count: int, jitter_px: float) -> np.ndarray:
 
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.floats(0.0, 2.0))
-def test_all_tiles_at_once_fit_as_well_as_cv2s_fit_of_each(seed, jitter_px):
+def test_all_tiles_at_once_fit_within_a_part_in_ten_thousand_of_cv2s_fit_of_each(seed, jitter_px):
     corners = _seen_hexes(seed, 12, jitter_px)
     dst = canonical_corners()
     together = hex_homographies(corners)
     one_by_one = np.array([cv2.findHomography(c, dst, 0)[0] for c in corners])
 
-    def squared_error(matrices):
-        return np.array([np.sum((apply_homography(m, c) - dst) ** 2) for m, c in zip(matrices, corners)])
-
-    # cv2 refines its linear fit on the reprojection error (and sometimes stops short of the least, by up to a tenth
-    # of a pixel where it samples): the batch's steps must reach at least as low, where the linear fit alone, or
-    # one or two steps, fall short on corners jittered by two pixels.
-    assert np.all(squared_error(together) <= squared_error(one_by_one) * (1 + 1e-6) + 1e-12)
+    # cv2 refines its linear fit on the reprojection error and stops at a tolerance of its own (sometimes short of the
+    # least, by up to a tenth of a pixel where it samples); neither it nor the batch's three Gauss-Newton steps reach
+    # the least exactly, and on 3,334 sets of tiles jittered by up to two pixels the batch's error came within
+    # 1.7e-5 of cv2's (relative; the first version of this test asked 1e-6 and failed one draw in a few hundred).
+    assert np.all(_squared_errors(together, corners) <= _squared_errors(one_by_one, corners) * (1 + 1e-4) + 1e-12)
     np.testing.assert_allclose(together[5], hex_homography(corners[5]), rtol=1e-9, atol=1e-12)
+
+
+def _squared_errors(matrices, corners):
+    """Each tile's squared reprojection error of its corners onto the hex patch's through its matrix."""
+    return np.array([np.sum((apply_homography(m, c) - canonical_corners()) ** 2) for m, c in zip(matrices, corners)])
+
+
+@pytest.mark.parametrize("seed", [33, 549])
+def test_three_steps_fit_where_two_fall_short(seed):
+    """On these corners jittered by two pixels, two Gauss-Newton steps leave the error 5-7e-5 above cv2's fit,
+    the linear fit alone 3-6 %; the three the batch takes come within 4e-6."""
+    corners = _seen_hexes(seed, 12, 2.0)
+    one_by_one = _squared_errors([cv2.findHomography(c, canonical_corners(), 0)[0] for c in corners], corners)
+    excess = _squared_errors(hex_homographies(corners), corners) / one_by_one - 1
+    assert excess.max() <= 1e-5
 
 
 def test_degenerate_corners_among_others_take_the_one_tile_path_and_leave_the_others_alone():

@@ -7,7 +7,8 @@ median time of a whole ``Scanner.scan_path`` (load, quality, locate, lattice,
 sectors, pieces, assemble), with the models loaded once beforehand as a
 long-running scanner (the phone page, the overlay) would. Prints per-photo
 figures, the medians, the ratio, the process's peak resident memory, and the median seconds of each stage
-(``ScanResult.timings``: where a scan's time goes). The median scan comes with a distribution-free 95 % interval
+(``ScanResult.timings``: where a scan's time goes; the stages a scan runs on its second thread overlap the others,
+so they add up to more than the scan). The median scan comes with a distribution-free 95 % interval
 and the 90th percentile: scan times spread widely (a photo whose first look is not believed reads several
 lattices), so a median of ten photos says little; ``docs/benchmarks.md`` uses a hundred.
 """

@@ -103,7 +103,7 @@ def summary(name: str, result, doc: dict[str, Any]) -> str:
     """A few lines a player reads: tiles, pieces, scores, rule breaks, contested land, unread cells."""
     board = result.board
     lines = [f"{name}: {len(board.tiles)} tiles, {len(board.pieces)} pieces, {board.edition} edition "
-             f"({sum(result.timings.values()):.2f} s)"]
+             f"({result.seconds:.2f} s)"]
     for player in board.players:
         mine = [p for p in board.pieces if p.player == player]
         houses = sum(p.kind == "house" for p in mine)

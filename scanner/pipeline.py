@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -39,6 +40,7 @@ from scanner.sectors import SectorClassifier, balance_gains, chosen_network, sec
 
 if TYPE_CHECKING:  # the lattice stage (scipy's optimiser) loads only when a photo is scanned, as in Scanner.scan
     from scanner.lattice import LatticeFit
+    from scanner.quality import QualityReport
 
 UNSURE_LAYOUT = 0.6
 """Mean tile confidence (:func:`mean_tile_confidence`) under which the scan says the layout itself may be misread
@@ -85,7 +87,9 @@ class ScanResult:
         the board's ``extra`` holds ``doubtful_pieces`` (piece entries too unsure to
         count, see :class:`scanner.assemble.DecodeSettings`) when there are any.
     advice : sentences for the player (retake hints, unread tiles).
-    timings : seconds per stage.
+    timings : seconds per stage, measured where each ran: stages on the scan's second thread overlap the others,
+        so they add up to more than ``seconds``.
+    seconds : how long the scan took (with loading the file, for :meth:`Scanner.scan_path`).
     lattice : the geometry stage's fit (reused by the next frame).
     evidence : what the classifiers read per tile (:class:`TileEvidence`), to decode again
         with other settings without classifying again.
@@ -101,6 +105,17 @@ class ScanResult:
     evidence: dict = field(default_factory=dict, repr=False)
     image_bgr: np.ndarray | None = field(default=None, repr=False)
     readings: FrameReadings | None = field(default=None, repr=False)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class PhotoWide:
+    """What a scan reads off the whole photo, whatever lattice it finds (:meth:`Scanner._photo_wide`)."""
+
+    grey: np.ndarray  # scanner.quality.work_grey of the photo
+    quality: QualityReport  # blur and light; glare is judged on the board's tiles once they are found
+    hand_map: np.ndarray  # scanner.hands.HandModel.read of the photo
+    pyramid: Pyramid
 
 
 class Scanner:
@@ -163,6 +178,7 @@ class Scanner:
         result = self.scan(loaded.image_bgr, scale=loaded.scale, original_size=loaded.original_size,
                            file=Path(path).name)
         result.timings = {**timings, **result.timings}
+        result.seconds += timings["load"]
         return result
 
     def scan(self, image_bgr: np.ndarray, *, previous: ScanResult | None = None, scale: float = 1.0,
@@ -170,90 +186,138 @@ class Scanner:
         """Scan a BGR photo; ``scale`` is its size over the original's, for reporting geometry.
 
         A frame larger than the loader's limit is shrunk first, as :meth:`scan_path` would.
+
+        Work that does not wait on the lattice runs on a second thread of the scan's own (:meth:`_photo_wide`
+        while the lattice is searched, then :meth:`_view` of every look while the looks are read): ONNX Runtime,
+        OpenCV and numpy's large operations let go of Python's lock, and on two cores one thread left a third of
+        the machine idle (models/README.md, seventy-fifth session). Each part is computed as it would be alone, so
+        the board is the same bit for bit. The stages' times (``ScanResult.timings``) are measured where they run
+        and overlap: they add up to more than the scan took.
         """
-        from scanner.lattice import converge
         from scanner.load import fit_within
         from scanner.locate import NoBoardFound
         from scanner.looks import find_lattices
-        from scanner.quality import check_glare, check_quality, tile_size_advice, work_grey
-        from scanner.rectified import rectified_look
+        from scanner.quality import check_glare, check_quality, tile_size_advice
 
+        start = time.perf_counter()
         image_bgr, factor = fit_within(image_bgr)
         scale *= factor
         timings: dict[str, float] = {}
-        with timed(timings, "quality"):  # glare is judged on the board's tiles once they are found
-            grey = work_grey(image_bgr)
-            report = check_quality(image_bgr, glare=False, grey=grey)
+        worker_timings: dict[str, float] = {}  # written by the worker alone, added to the scan's once it is done
+        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fjords-scan")
         try:
-            with timed(timings, "lattice"):
-                lattices = find_lattices(image_bgr, self.tile_tops, previous=previous.lattice if previous else None)
-        except NoBoardFound:
-            check_quality(image_bgr, grey=grey)  # a board washed out by glare is refused for the glare, not as missing
-            raise
-        with timed(timings, "hands"):  # once per photo, for every lattice read on it
-            hand_map = self.hands.read(image_bgr)
-        # Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and
-        # the one read surest kept: a lattice off the tiles reads patches that are no sector. Read one at a time,
-        # so that no more than two readings are held; the tiles read (PhotoTiles) keep about 2 kB each.
-        with timed(timings, "sectors"):
-            pyramid = Pyramid(image_bgr)
-        photo_tiles = PhotoTiles()
-        best = None
-        sureness = []
-        for look in lattices:
-            read = self._read_lattice(image_bgr, look, previous=previous, scale=scale, original_size=original_size,
-                                      file=file, timings=timings, hand_map=hand_map, pyramid=pyramid,
-                                      photo_tiles=photo_tiles)
-            photo_tiles = photo_tiles.plus(read[1])
-            sureness.append(mean_tile_confidence(read[3]))
-            if best is None or sureness[-1] > mean_tile_confidence(best[3]):
-                best = read
-        believed = len(lattices) == 1
-        if not believed or previous is None:
-            # More looks, from straight above on the board plane of each look, the look read surest first (a better
-            # anchor than the looks' edges choose), each kept where it is read surer. A view on another look must
-            # also sit on the tiles' edges about as well as the lattice kept (VIEW_SUPPORT_TOLERANCE): among hopeless
-            # looks the reader's sureness is noise. So must the view on a believed first look, which misses far tiles
-            # of a low photo (models/README.md, forty-sixth session); a video frame that follows another takes none.
-            for rank, index in enumerate(np.argsort(-np.asarray(sureness), kind="stable")):
+            photo_wide = worker.submit(self._photo_wide, image_bgr, worker_timings)
+            try:
                 with timed(timings, "lattice"):
-                    view = rectified_look(image_bgr, self.tile_tops, lattices[index])
-                    view = converge(image_bgr, view) if view is not None else None
-                if view is None or ((rank > 0 or believed)
-                                    and view.supported_share < best[0].supported_share - VIEW_SUPPORT_TOLERANCE):
-                    continue
-                if believed and view.same_tiles(lattices[index]):
-                    continue  # read again, the same tiles would read the same: half the view's cost saved
-                read = self._read_lattice(image_bgr, view, previous=previous, scale=scale, hand_map=hand_map,
-                                          original_size=original_size, file=file, timings=timings, pyramid=pyramid,
-                                          photo_tiles=photo_tiles)
-                photo_tiles = photo_tiles.plus(read[1])
-                if mean_tile_confidence(read[3]) > mean_tile_confidence(best[3]):
-                    best = read
+                    lattices = find_lattices(image_bgr, self.tile_tops,
+                                             previous=previous.lattice if previous else None)
+            except NoBoardFound:
+                # A photo too blurred or dark is refused for that first; a board washed out by glare is refused
+                # for the glare, not as missing.
+                check_quality(image_bgr, grey=photo_wide.result().grey)
+                raise
+            # More looks, from straight above on the board plane of each look, where the first look is not believed,
+            # and on a believed first look too, which misses far tiles of a low photo (models/README.md,
+            # forty-sixth session); a video frame that follows another takes none.
+            views = ([worker.submit(self._view, image_bgr, look, worker_timings) for look in lattices]
+                     if len(lattices) > 1 or previous is None else [])
+            photo = photo_wide.result()
+            best = self._best_reading(image_bgr, lattices, views, photo, previous=previous, scale=scale,
+                                      original_size=original_size, file=file, timings=timings)
+        finally:
+            worker.shutdown(cancel_futures=True)
+        for stage, seconds in worker_timings.items():
+            timings[stage] = timings.get(stage, 0.0) + seconds
         lattice, readings, in_frame, _, network = best
         # The lattices were compared by their tiles alone, as the network reads them (:meth:`comparison_settings`);
         # the pieces of the one kept are read now, and the photo's own terrain look and the reading's own floor of
         # sectors in view decode it.
         readings = self.with_pieces(image_bgr, readings, timings=timings,
-                                    previous=previous.readings if previous else None, pyramid=pyramid)
+                                    previous=previous.readings if previous else None, pyramid=photo.pyramid)
         cells, beside = list(lattice.cells.values()), lattice.empty_positions(image_bgr.shape[1::-1])
         evidence = self.evidence_of(readings, in_frame, cells, beside=beside, scale=scale, network=network)
         with timed(timings, "assemble"):
             board = self.decode(evidence, image_bgr.shape, scale=scale, original_size=original_size, file=file,
                                 sector_network=network)
         if not any(letter != "?" for tile in board.tiles.values() for letter in tile.terrain):
-            check_quality(image_bgr, grey=grey)  # as where no lattice is found: glare on the whole photo may be why
+            check_quality(image_bgr, grey=photo.grey)  # as where no lattice is found: glare on the photo may be why
             raise NoBoardFound("no Fjords tile could be read in the photo: frame the board so its tiles fill "
                                "most of the picture")
         in_view = [c.corners_px for c in lattice.cells.values() if c.visible >= 0.5]
         with timed(timings, "quality"):
-            glare = check_glare(image_bgr, in_view, grey=grey)
-        advice = (list(report.advice) + glare + tile_size_advice(in_view) + layout_advice(board) + unread_advice(board)
-                  + frame_advice(board) + hidden_advice(board) + hand_advice(board) + inferred_advice(board)
-                  + doubtful_advice(board) + untaught_advice(board) + joined_advice(board)
+            glare = check_glare(image_bgr, in_view, grey=photo.grey)
+        advice = (list(photo.quality.advice) + glare + tile_size_advice(in_view) + layout_advice(board)
+                  + unread_advice(board) + frame_advice(board) + hidden_advice(board) + hand_advice(board)
+                  + inferred_advice(board) + doubtful_advice(board) + untaught_advice(board) + joined_advice(board)
                   + palette_advice(board, self.calibration))
         return ScanResult(board=board, advice=advice, timings=timings, lattice=lattice, evidence=evidence,
-                          image_bgr=image_bgr, readings=readings)
+                          image_bgr=image_bgr, readings=readings, seconds=time.perf_counter() - start)
+
+    def _photo_wide(self, image_bgr: np.ndarray, timings: dict[str, float]) -> PhotoWide:
+        """What :meth:`scan` reads off the whole photo, whatever lattice it finds; raises
+        :class:`scanner.quality.RetakePhoto` for a photo too blurred or dark to read."""
+        from scanner.quality import check_quality, work_grey
+
+        with timed(timings, "quality"):  # glare is judged on the board's tiles once they are found
+            grey = work_grey(image_bgr)
+            report = check_quality(image_bgr, glare=False, grey=grey)
+        with timed(timings, "hands"):  # once per photo, for every lattice read on it
+            hand_map = self.hands.read(image_bgr)
+        with timed(timings, "sectors"):
+            pyramid = Pyramid(image_bgr)
+        return PhotoWide(grey, report, hand_map, pyramid)
+
+    def _view(self, image_bgr: np.ndarray, look: LatticeFit, timings: dict[str, float]) -> LatticeFit | None:
+        """The lattice of the view from straight above on ``look``'s board plane, refitted on the photo's edges
+        (:func:`scanner.rectified.rectified_look`, :func:`scanner.lattice.converge`); None where it finds none."""
+        from scanner.lattice import converge
+        from scanner.rectified import rectified_look
+
+        with timed(timings, "lattice"):
+            view = rectified_look(image_bgr, self.tile_tops, look)
+            return converge(image_bgr, view) if view is not None else None
+
+    def _best_reading(self, image_bgr: np.ndarray, lattices: list[LatticeFit], views: list[Future],
+                      photo: PhotoWide, *, previous: ScanResult | None, scale: float,
+                      original_size: tuple[int, int] | None, file: str | None, timings: dict[str, float]) -> tuple:
+        """The reading (:meth:`_read_lattice`) read surest among the ``lattices`` found and the ``views`` on them
+        (futures of :meth:`_view`, one per lattice, or none).
+
+        Where the first look is not believed, every look's lattice is read (scanner.looks.find_lattices) and the
+        one read surest kept: a lattice off the tiles reads patches that are no sector. Read one at a time, so
+        that no more than two readings are held; the tiles read (PhotoTiles) keep about 2 kB each. The views are
+        weighed the look read surest first (a better anchor than the looks' edges choose), each kept where it is
+        read surer. A view on another look must also sit on the tiles' edges about as well as the lattice kept
+        (VIEW_SUPPORT_TOLERANCE): among hopeless looks the reader's sureness is noise. So must the view on a
+        believed first look.
+        """
+        def read(lattice: LatticeFit) -> tuple:
+            return self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
+                                      file=file, timings=timings, hand_map=photo.hand_map, pyramid=photo.pyramid,
+                                      photo_tiles=photo_tiles)
+
+        photo_tiles = PhotoTiles()
+        best = None
+        sureness = []
+        for look in lattices:
+            reading = read(look)
+            photo_tiles = photo_tiles.plus(reading[1])
+            sureness.append(mean_tile_confidence(reading[3]))
+            if best is None or sureness[-1] > mean_tile_confidence(best[3]):
+                best = reading
+        believed = len(lattices) == 1
+        for rank, index in enumerate(np.argsort(-np.asarray(sureness), kind="stable") if views else []):
+            view = views[index].result()
+            if view is None or ((rank > 0 or believed)
+                                and view.supported_share < best[0].supported_share - VIEW_SUPPORT_TOLERANCE):
+                continue
+            if believed and view.same_tiles(lattices[index]):
+                continue  # read again, the same tiles would read the same: half the view's cost saved
+            reading = read(view)
+            photo_tiles = photo_tiles.plus(reading[1])
+            if mean_tile_confidence(reading[3]) > mean_tile_confidence(best[3]):
+                best = reading
+        return best
 
     def comparison_settings(self) -> DecodeSettings:
         """The decoder settings the lattices a photo offers are read with to be compared (:meth:`scan`): without

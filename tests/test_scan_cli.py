@@ -165,7 +165,7 @@ def test_rule_breaks_a_hidden_or_cut_off_tile_may_cause_are_flagged_in_the_summa
 
     def header(extra):
         board = Board.from_tiles([tile], [], extra={"image": {"width": 200, "height": 160}, **extra})
-        return summary("t.jpg", SimpleNamespace(board=board, timings={}, advice=[]), doc).splitlines()[1]
+        return summary("t.jpg", SimpleNamespace(board=board, seconds=0.0, advice=[]), doc).splitlines()[1]
 
     assert header({}) == "  1 rule violation(s):"
     assert "hides or leaves out" in header({"possibly_hidden_tiles": [{"q": 1, "r": 0, "corners_px": corners}]})

@@ -115,6 +115,22 @@ def test_lattices_are_compared_with_the_floor_they_were_chosen_with_and_the_boar
     assert set(floors[:-1]) == {scanner.settings.choice_sector_visible}
 
 
+def _recording_reads(scanner, monkeypatch):
+    """The lattices the scanner reads, in order, each with how sure its reading is (:meth:`Scanner._read_lattice`)."""
+    from scanner.pipeline import mean_tile_confidence
+
+    reads = []
+    read_lattice = scanner._read_lattice
+
+    def recording(image_bgr, lattice, **kwargs):
+        reading = read_lattice(image_bgr, lattice, **kwargs)
+        reads.append((lattice, mean_tile_confidence(reading[3])))
+        return reading
+
+    monkeypatch.setattr(scanner, "_read_lattice", recording)
+    return reads
+
+
 def test_views_from_above_are_taken_on_every_look_read_surest_first_and_kept_when_read_surer(scanner, render,
                                                                                              monkeypatch):
     import scanner.looks as looks
@@ -126,7 +142,17 @@ def test_views_from_above_are_taken_on_every_look_read_surest_first_and_kept_whe
     anchors = []
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: anchors.append(anchor))
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, true_fit])
-    assert scanner.scan(render.image).lattice is true_fit and anchors == [true_fit, off]
+    assert scanner.scan(render.image).lattice is true_fit
+    assert sorted(map(id, anchors)) == sorted(map(id, [off, true_fit]))
+    # The views are made on the scan's second thread while the looks are read, but weighed the look read surest
+    # first: each view found here lies on the tiles (a copy of the true fit), so each is read, in that order.
+    views = {id(look): replace(true_fit, refit_move=0.0) for look in (off, true_fit)}
+    monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: views[id(anchor)])
+    with monkeypatch.context() as recorded:
+        reads = _recording_reads(scanner, recorded)
+        scanner.scan(render.image)
+    assert reads[1][1] > reads[0][1]
+    assert [id(lattice) for lattice, _ in reads] == [id(off), id(true_fit), id(views[id(true_fit)]), id(views[id(off)])]
     # Two lattices off the tiles: the view from above, on the tiles, replaces them.
     monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: true_fit)
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, further])
@@ -193,21 +219,53 @@ def test_a_view_on_a_look_not_read_surest_is_kept_only_where_its_tiles_sit_on_th
     supported = len(true_fit.cells)  # the looks find every tile's edges: a view may find a fifth fewer
     off, further = (replace(look, supported_tiles=supported) for look in (off, further))
     monkeypatch.setattr(looks, "find_lattices", lambda *args, **kwargs: [off, further])
+    monkeypatch.setattr(rectified, "rectified_look", lambda image, net, anchor: None)
+    with monkeypatch.context() as recorded:
+        reads = _recording_reads(scanner, recorded)
+        scanner.scan(render.image)
+    # The views are weighed the look read surest first (the first of equals), whichever view is made first.
+    less_sure = further if reads[0][1] >= reads[1][1] else off
     for view_support, kept in _view_supports(true_fit, supported):
         anchors = []
         view = replace(true_fit, supported_tiles=view_support)
 
-        def second_view_only(image, net, anchor, anchors=anchors, view=view):
+        def view_on_the_look_less_sure(image, net, anchor, anchors=anchors, view=view):
             anchors.append(anchor)
-            return view if len(anchors) == 2 else None
+            return view if anchor is less_sure else None
 
-        monkeypatch.setattr(rectified, "rectified_look", second_view_only)
+        monkeypatch.setattr(rectified, "rectified_look", view_on_the_look_less_sure)
         lattice = scanner.scan(render.image).lattice
         assert len(anchors) == 2 and {id(a) for a in anchors} == {id(off), id(further)}
         if kept is None:
             assert lattice is off or lattice is further
         else:
             assert set(lattice.cells) == set(kept.cells) and lattice.supported_tiles == view_support
+
+
+def test_a_scan_ends_its_second_thread_and_refuses_a_dark_photo_for_the_dark(scanner, render, monkeypatch):
+    """The photo's quality is measured on the scan's second thread while the lattice is searched: a photo too dark
+    to read is still refused for that, not as a photo without a board, and no scan leaves a thread behind (a video
+    overlay scans for hours)."""
+    import threading
+
+    from scanner.locate import NoBoardFound
+    from scanner.quality import RetakePhoto
+
+    before = threading.active_count()
+    scanner.scan(render.image)
+    with pytest.raises(RetakePhoto, match="too dark"):
+        scanner.scan((render.image // 12).astype(np.uint8))
+    table = cv2.GaussianBlur(np.random.default_rng(5).integers(60, 200, (756, 1008, 3), dtype=np.uint8), (0, 0), 2)
+    with pytest.raises(NoBoardFound):
+        scanner.scan(table)
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("a view that fails")
+
+    monkeypatch.setattr(scanner, "_view", failing)
+    with pytest.raises(RuntimeError, match="a view that fails"):
+        scanner.scan(render.image)
+    assert threading.active_count() == before
 
 
 def test_a_frame_read_on_the_previous_one_reads_the_board_no_worse(scanner, render):

@@ -291,7 +291,7 @@ class Scanner:
         (VIEW_SUPPORT_TOLERANCE): among hopeless looks the reader's sureness is noise. So must the view on a
         believed first look.
         """
-        def read(lattice: LatticeFit) -> tuple:
+        def read(lattice: LatticeFit, photo_tiles: PhotoTiles) -> tuple:
             return self._read_lattice(image_bgr, lattice, previous=previous, scale=scale, original_size=original_size,
                                       file=file, timings=timings, hand_map=photo.hand_map, pyramid=photo.pyramid,
                                       photo_tiles=photo_tiles)
@@ -300,7 +300,7 @@ class Scanner:
         best = None
         sureness = []
         for look in lattices:
-            reading = read(look)
+            reading = read(look, photo_tiles)
             photo_tiles = photo_tiles.plus(reading[1])
             sureness.append(mean_tile_confidence(reading[3]))
             if best is None or sureness[-1] > mean_tile_confidence(best[3]):
@@ -313,7 +313,7 @@ class Scanner:
                 continue
             if believed and view.same_tiles(lattices[index]):
                 continue  # read again, the same tiles would read the same: half the view's cost saved
-            reading = read(view)
+            reading = read(view, photo_tiles)
             photo_tiles = photo_tiles.plus(reading[1])
             if mean_tile_confidence(reading[3]) > mean_tile_confidence(best[3]):
                 best = reading

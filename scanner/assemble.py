@@ -116,7 +116,7 @@ from scipy.special import chdtri
 
 from fjords.board import EDITIONS, Board, Piece, Tile
 from fjords.boardjson import piece_to_json
-from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, facing_sector
+from fjords.geometry import SECTORS, TERRAINS, UNKNOWN, Hex, canonical_segment, facing_sector
 from fjords.piece_checks import piece_verdicts
 from fjords.rules import Rules
 from scanner.calibration import FEATURE_NAMES, photo_terrain_look
@@ -511,31 +511,52 @@ def place_piece(reading: PieceReading, terrain: str) -> int:
     return reading.sector
 
 
+def segment_chance(plain_chances: np.ndarray | None, terrain: str, sector: int) -> float:
+    """The chance that a piece standing on ``sector`` of a tile read as ``terrain`` is reported on its true plain
+    segment: that every sector from the segment's canonical name round to ``sector`` is a plain, by their decoded
+    chances of being one ``plain_chances`` (12,) (1 without them).
+
+    A board names a piece's segment by its first sector (the spec's canonical name), so a plain read one sector
+    too far reports the piece on a sector that is no plain, however sure its tile is as a whole.
+    """
+    if plain_chances is None:
+        return 1.0
+    start = canonical_segment(terrain, sector)
+    if start is None:  # an unread sector: the piece is right where it stands if that is a plain
+        return float(plain_chances[sector])
+    return float(np.prod([plain_chances[(start + k) % SECTORS] for k in range((sector - start) % SECTORS + 1)]))
+
+
 def decode_piece(h: Hex, reading: PieceReading, terrain: str, settings: DecodeSettings,
                  tile_confidence: float = 1.0, calibration: PieceCalibration | None = None,
-                 board_median: float = 1.0, sole_colour: bool = False) -> Piece | None:
+                 board_median: float = 1.0, sole_colour: bool = False,
+                 plain_chances: np.ndarray | None = None) -> Piece | None:
     """The piece on a tile, or None when the model sees none.
 
     Its confidence is the calibrated chance that it is right (:mod:`scanner.confidence`) when a
     calibration is given, else the product of the kind and colour probabilities. ``sole_colour``: no
-    other piece read on the board has its colour.
+    other piece read on the board has its colour. ``plain_chances``: the tile's sectors' decoded chances of
+    being a plain, which give a house or settler its :func:`segment_chance` (``segment_confidence``).
     """
     p_none = float(reading.kind_probs[0])
     if 1.0 - p_none < settings.min_piece:
         return None
     kind_index = int(np.argmax(reading.kind_probs[1:])) + 1
     kind = PIECE_KINDS[kind_index]
+    segment = {}
     if kind == "runestone":
         piece = Piece(h, reading.sector, kind, None)
         confidence = float(reading.kind_probs[kind_index])
     else:
         piece = Piece(h, place_piece(reading, terrain), kind, reading.colour)
         confidence = float(reading.kind_probs[kind_index]) * float(np.max(reading.colour_probs))
+        segment = {"segment_confidence": round(segment_chance(plain_chances, terrain, piece.sector), 4)}
     if calibration is not None:
         confidence = calibration.confidence(piece_features(reading.kind_probs, reading.colour_probs,
                                                            tile_confidence, board_median, sole_colour,
-                                                           reading.close_up_piece))
-    return replace(piece, extra=piece_extra(reading, confidence))
+                                                           reading.close_up_piece,
+                                                           segment.get("segment_confidence", 1.0)))
+    return replace(piece, extra=piece_extra(reading, confidence, **segment))
 
 
 def piece_extra(reading: PieceReading, confidence: float, **more) -> MappingProxyType:
@@ -578,6 +599,7 @@ class PlacedReading:
     terrain: str
     tile_confidence: float
     alone: bool
+    plain_chances: np.ndarray | None = None
 
 
 def read_placed(placed: list[PlacedReading], settings: DecodeSettings, calibration: PieceCalibration | None,
@@ -589,7 +611,7 @@ def read_placed(placed: list[PlacedReading], settings: DecodeSettings, calibrati
                            for p in placed])
     for index, (p, sole_colour) in enumerate(zip(placed, sole)):
         piece = decode_piece(p.hex, p.reading, p.terrain, settings, p.tile_confidence, calibration, board_median,
-                             sole_colour)
+                             sole_colour, p.plain_chances)
         if piece is not None:
             # Pieces believed to share a tile are a rule break: shown, never set aside.
             doubtful = calibration is not None and p.alone and piece.extra["confidence"] < settings.min_piece_confidence
@@ -932,10 +954,13 @@ def join_cut_off_settlers(placed: list[PlacedReading], counted: list[Piece], dou
             break
         _presence, piece, chance = max(joins, key=lambda join: join[0])
         entry = readings[piece.hex]
+        segment = round(segment_chance(entry.plain_chances, entry.terrain, piece.sector), 4)
         confidence = calibration.confidence(piece_features(entry.reading.kind_probs, np.array([chance]),
                                                            entry.tile_confidence, board_median,
-                                                           close_up_piece=entry.reading.close_up_piece))
-        counted.append(replace(piece, extra=piece_extra(entry.reading, confidence, joined_by_rule=True)))
+                                                           close_up_piece=entry.reading.close_up_piece,
+                                                           segment=segment))
+        counted.append(replace(piece, extra=piece_extra(entry.reading, confidence, segment_confidence=segment,
+                                                        joined_by_rule=True)))
         doubtful = [other for other in doubtful if other.hex != piece.hex]
     return counted, doubtful
 
@@ -1112,17 +1137,19 @@ def assemble(evidence: Mapping[Hex, TileEvidence | EmptyPositionEvidence], *, ed
         tiles.append(Tile(h, terrain, extra=MappingProxyType(tile_extra)))
         on_tile = on_tiles[h]
         sureness = network_sureness[h]
+        plain_chances = network_posterior[h][:, TERRAINS.index("P")]
         if len(on_tile) > 1:
             ranked = sorted(on_tile, key=lambda reading: reading.kind_probs[0])  # least chance of no piece first
             decoded = [decode_piece(h, reading, terrain, settings, sureness, piece_calibration, board_median,
-                                    sole[id(reading)])
+                                    sole[id(reading)], plain_chances)
                        for reading in ranked]
             least_sure = min((piece.extra["confidence"] for piece in decoded if piece is not None), default=1.0)
             if (min(sureness, board_median) < settings.min_crowded_confidence
                     or least_sure < settings.min_crowded_piece):
                 doubtful += [piece_to_json(piece) for piece in decoded[1:] if piece is not None]
                 on_tile = ranked[:1]
-        placed += [PlacedReading(h, reading, terrain, sureness, len(on_tile) == 1) for reading in on_tile]
+        placed += [PlacedReading(h, reading, terrain, sureness, len(on_tile) == 1, plain_chances)
+                   for reading in on_tile]
     rules = Rules.for_edition(edition) if edition else Rules()
     max_colours = rules.max_colours if edition else max(Rules.for_edition(e).max_colours for e in EDITIONS)
     placed = settle_colours(placed, max_colours, settings, piece_calibration, board_median)

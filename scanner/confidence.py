@@ -19,7 +19,10 @@ scaling with several inputs) and shipped beside the models as
 the logistic of the other features instead of entering it with a fitted weight: a weight
 fitted on the training renders' paints trusts a colour read fifty-fifty almost as if it
 were sure, since there it mostly is right, while on a paint no model was trained on such a
-colour is wrong about as often as the model says. It must be fitted again whenever a
+colour is wrong about as often as the model says. So is the chance that the piece's plain segment is read as far
+as the piece (:func:`scanner.assemble.segment_chance`, from the tile's decoded sector chances): a piece is
+reported on its segment's first sector, which a plain read one sector too far puts off the plain, and the tile's
+confidence as a whole says little of that one boundary. It must be fitted again whenever a
 piece model changes; the file records the model versions it was fitted for, and a
 scanner whose models differ falls back to the plain product of probabilities.
 
@@ -49,13 +52,15 @@ from scanner.pieces import COLOUR_NAMES, KINDS_LABEL_SMOOTHING, PIECE_KINDS, Pie
 
 FILE_NAME = "piece_confidence.json"
 FEATURES = ("presence", "kind", "colour", "runestone", "tile", "board", "sole_colour", "sole_colour_settler",
-            "close_up", "bias")
+            "close_up", "segment", "bias")
 #: Probabilities are clipped this far from 0 and 1 before taking logits.
 EPSILON = 1e-4
-#: Features that are the close-up model's own chance that a part of the reading is right, taken at face value by a
-#: calibration that names them: how many answers the model chose among, and over how many of those the chance is
-#: renormalised (the kind among the three kinds of piece, the model also answering "none").
-FACE_VALUE = {"kind": (len(PIECE_KINDS), len(PIECE_KINDS) - 1), "colour": (len(COLOUR_NAMES), len(COLOUR_NAMES))}
+#: Features that are a model's own chance that a part of the reading is right, taken at face value by a calibration
+#: that names them: how many answers the model chose among, over how many of those the chance is renormalised (the
+#: kind among the three kinds of piece, the model also answering "none"), and the label smoothing it was trained
+#: with (the close-up model's; none for the segment, a product of decoded sector chances).
+FACE_VALUE = {"kind": (len(PIECE_KINDS), len(PIECE_KINDS) - 1, KINDS_LABEL_SMOOTHING),
+              "colour": (len(COLOUR_NAMES), len(COLOUR_NAMES), KINDS_LABEL_SMOOTHING), "segment": (1, 1, 0.0)}
 
 
 def logit(p: float) -> float:
@@ -64,7 +69,8 @@ def logit(p: float) -> float:
 
 
 def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confidence: float,
-                   board_median: float, sole_colour: bool = False, close_up_piece: float = 1.0) -> np.ndarray:
+                   board_median: float, sole_colour: bool = False, close_up_piece: float = 1.0,
+                   segment: float = 1.0) -> np.ndarray:
     """The numbers a piece's confidence is computed from, in the order of :data:`FEATURES`.
 
     Parameters
@@ -77,6 +83,8 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
         for a rune stone).
     close_up_piece : the kind model's chance that its close-up shows a piece at all
         (:attr:`~scanner.pieces.PieceReading.close_up_piece`).
+    segment : the chance that the piece is reported on its true plain segment
+        (:func:`scanner.assemble.segment_chance`; ignored for a rune stone).
     """
     kind_probs = np.asarray(kind_probs, dtype=np.float64)
     presence = 1.0 - kind_probs[0]
@@ -86,7 +94,8 @@ def piece_features(kind_probs: np.ndarray, colour_probs: np.ndarray, tile_confid
     sole = sole_colour and not runestone
     return np.array([logit(presence), logit(kind_probs[kind] / max(presence, EPSILON)), logit(colour),
                      float(runestone), logit(tile_confidence), logit(board_median), float(sole),
-                     float(sole and PIECE_KINDS[kind] == "settler"), logit(close_up_piece), 1.0])
+                     float(sole and PIECE_KINDS[kind] == "settler"), logit(close_up_piece),
+                     logit(1.0 if runestone else segment), 1.0])
 
 
 def unsmoothed_chance(chance: np.ndarray, answers: int, among: int, smoothing: float = KINDS_LABEL_SMOOTHING
@@ -245,7 +254,7 @@ def collect(renders: list[Path], models_dir: Path | None = None, training_only: 
             reading = reading_of(piece, result.evidence[piece.hex].pieces)
             rows.append(piece_features(reading.kind_probs, reading.colour_probs,
                                        sureness.get(piece.hex, tile.extra["confidence"]), board, sole_colour,
-                                       reading.close_up_piece))
+                                       reading.close_up_piece, piece.extra.get("segment_confidence", 1.0)))
             right.append(outcome.right)
             plain.append(outcome.confidence)
     return np.array(rows), np.array(right, dtype=bool), np.array(plain), scanner.pieces.versions

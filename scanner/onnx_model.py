@@ -42,6 +42,11 @@ class OnnxModel:
         self.input_name = self.session.get_inputs()[0].name
         self.version = f"{path.stem}-{hashlib.sha256(data).hexdigest()[:12]}"
 
+    @property
+    def input_side(self) -> int:
+        """Side in pixels of the square images the model reads (its input's last dimension)."""
+        return int(self.session.get_inputs()[0].shape[-1])
+
     def run(self, x: np.ndarray) -> list[np.ndarray]:
         """The model's outputs for the batch ``x``, run :data:`MAX_BATCH` samples at a time.
 

@@ -13,9 +13,12 @@ through the tile's homography, names the sector it stands on. The kind model
 among the eleven named colours; a close-up generalises far better than the
 whole tile crop. It also answers "none", a second opinion on whether a piece
 stands there at all (:attr:`PieceReading.close_up_piece`), which the piece
-confidence weighs (:mod:`scanner.confidence`). It reads each piece at three close-up sizes
-(:data:`CLOSE_UP_SCALES`), each as it is and mirrored, and averages the six
-readings (:meth:`PieceClassifier.read_pieces`).
+confidence weighs (:mod:`scanner.confidence`). A second kind model of another
+layout (``piece_kinds_fine.onnx``) reads the same window cut finer, at its own
+input size: two networks err on different close-ups, and each reading is the
+average of both. Each reads each piece at three close-up sizes
+(:data:`CLOSE_UP_SCALES`), each as it is and mirrored, and the twelve readings
+are averaged (:meth:`PieceClassifier.read_pieces`).
 
 Both editions allow one piece per tile, but a table may break that rule, and
 the scan must show it. The presence model cannot: where two pieces share a
@@ -62,6 +65,8 @@ MIN_PIECE_SEEN = 0.5
 calibration measures its players on, and what a photo's light is fitted on (:func:`photo_light`)."""
 MODEL_FILE = "pieces.onnx"
 KINDS_MODEL_FILE = "piece_kinds.onnx"
+FINE_KINDS_MODEL_FILE = "piece_kinds_fine.onnx"
+"""The second kind model, reading each close-up cut at 56 pixels instead of 40."""
 KINDS_LABEL_SMOOTHING = 0.02
 """Label smoothing the close-up model is trained with (:mod:`scanner.train_piece_kinds`): so trained, it never
 answers above 1 − s + s/n, which the piece confidence undoes where it takes the model's chances at face value
@@ -313,13 +318,14 @@ class PieceClassifier:
 
     Parameters
     ----------
-    models_dir : path to the folder holding ``pieces.onnx``, ``piece_kinds.onnx``, ``piece_spots.onnx`` and
-        ``piece_spots_doubted.onnx``.
+    models_dir : path to the folder holding ``pieces.onnx``, ``piece_kinds.onnx``, ``piece_kinds_fine.onnx``,
+        ``piece_spots.onnx`` and ``piece_spots_doubted.onnx``.
     """
 
     def __init__(self, models_dir: str | Path):
         self.model = OnnxModel(Path(models_dir) / MODEL_FILE)
         self.kinds = OnnxModel(Path(models_dir) / KINDS_MODEL_FILE)
+        self.fine_kinds = OnnxModel(Path(models_dir) / FINE_KINDS_MODEL_FILE)
         self.spots = OnnxModel(Path(models_dir) / SPOTS_MODEL_FILE)
         self.doubted_spots = OnnxModel(Path(models_dir) / DOUBTED_SPOTS_MODEL_FILE)
 
@@ -330,27 +336,31 @@ class PieceClassifier:
     @property
     def versions(self) -> dict[str, str]:
         """Each piece model's version (what a piece confidence calibration is fitted for)."""
-        return {"pieces": self.model.version, "piece_kinds": self.kinds.version, "piece_spots": self.spots.version,
+        return {"pieces": self.model.version, "piece_kinds": self.kinds.version,
+                "piece_kinds_fine": self.fine_kinds.version, "piece_spots": self.spots.version,
                 "piece_spots_doubted": self.doubted_spots.version}
 
-    def read_close_ups(self, close: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Kind (none, house, settler, rune stone) and colour probabilities of piece close-ups (n, s, s, 3).
+    def read_close_ups(self, close: np.ndarray, model: OnnxModel) -> tuple[np.ndarray, np.ndarray]:
+        """Kind (none, house, settler, rune stone) and colour probabilities of piece close-ups (n, s, s, 3) read by
+        the kind model ``model`` (``s`` its input side).
 
         Each close-up is read as it is and mirrored left to right, and the two readings are averaged: a
         piece looks alike mirrored and the kind model was trained on both views, so the second view is a
-        second opinion for one more 40×40 close-up each (on renders of training seeds it removed 19 of the
+        second opinion for one more close-up each (on renders of training seeds it removed 19 of the
         107 houses and settlers read as each other, models/README.md).
         """
         n = len(close)
-        kind_logits, colour_logits = self.kinds.run(to_tensor(np.concatenate([close, close[:, :, ::-1]])))
+        kind_logits, colour_logits = model.run(to_tensor(np.concatenate([close, close[:, :, ::-1]])))
         return tuple(0.5 * (softmax(logits[:n]) + softmax(logits[n:])) for logits in (kind_logits, colour_logits))
 
     def read_pieces(self, pyramid: Pyramid, centres: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Kind (none, house, settler, rune stone) and colour probabilities of the pieces at image points
-        ``centres`` (n, 2) on tiles of radius ``radii``: the average of their close-ups' readings at every size of
-        :data:`CLOSE_UP_SCALES`, read one size at a time (the network's working memory grows with its batch)."""
-        kinds, colours = zip(*(self.read_close_ups(close_ups(pyramid, centres, np.asarray(radii) * s))
-                               for s in CLOSE_UP_SCALES))
+        ``centres`` (n, 2) on tiles of radius ``radii``: the average of both kind models' readings of their
+        close-ups at every size of :data:`CLOSE_UP_SCALES`, each cut at its model's input side and read one size
+        at a time (the network's working memory grows with its batch)."""
+        kinds, colours = zip(*(self.read_close_ups(close_ups(pyramid, centres, np.asarray(radii) * s, model.input_side),
+                                                   model)
+                               for model in (self.kinds, self.fine_kinds) for s in CLOSE_UP_SCALES))
         return np.mean(kinds, axis=0), np.mean(colours, axis=0)
 
     def read_presence(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -83,7 +83,8 @@ class ScanResult:
     ----------
     board : the board read; per tile ``extra`` holds ``confidence``, ``visible``,
         ``center_px``, ``corners_px`` (original photo pixels); per piece
-        ``confidence``, ``base_px``, ``center_px``, ``rgb``; unread sectors are ``?``;
+        ``confidence``, ``base_px``, ``center_px``, ``rgb`` and, on a house or settler, ``segment_confidence``
+        (:func:`scanner.assemble.segment_chance`); unread sectors are ``?``;
         the board's ``extra`` holds ``doubtful_pieces`` (piece entries too unsure to
         count, see :class:`scanner.assemble.DecodeSettings`) when there are any.
     advice : sentences for the player (retake hints, unread tiles).

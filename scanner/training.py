@@ -159,7 +159,7 @@ def empty_positions(truth: dict, rng: np.random.Generator, count: int,
 
 def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator,
                         copies: int = 1, min_visible: float = 0.95, negatives: int = 4,
-                        partly_hidden: bool = False, presence=None) -> ReadingSamples:
+                        partly_hidden: bool = False, presence=None, close_up: int = CLOSE_UP) -> ReadingSamples:
     """Cut every visible tile of one rendered photo, ``copies`` times with different jitter.
 
     Also cuts windows that show no tile top, labelled :data:`NOT_TERRAIN` in
@@ -176,7 +176,8 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
     A window that holds no piece gets a close-up too, labelled "none" (:func:`empty_close_centre`); with
     ``presence`` (the presence model, an :class:`~scanner.onnx_model.OnnxModel`) it is centred where that model
     would centre a piece's close-up there, so that the kind model sees what the scan will show it where the
-    presence model errs, unless that point lies too near a piece (:func:`clear_of_pieces`).
+    presence model errs, unless that point lies too near a piece (:func:`clear_of_pieces`). Close-ups are
+    ``close_up`` pixels square (the input side of the kind model they teach).
     """
     height, width = image.shape[:2]
     tiles = [t for t in truth["tiles"] if t.get("visible", 1.0) >= min_visible and "corners_px" in t
@@ -240,11 +241,11 @@ def samples_from_render(image: np.ndarray, truth: dict, rng: np.random.Generator
         for n, middle in zip(empty, presence_middles(presence, crops[empty], [corners[n] for n in empty])):
             if clear_of_pieces(middle, piece_ends, radii[n]):
                 close_centres[n] = middle
-    close = np.zeros((len(corners), CLOSE_UP, CLOSE_UP, 3), np.uint8)
+    close = np.zeros((len(corners), close_up, close_up, 3), np.uint8)
     with_close = [n for n, m in enumerate(close_centres) if m is not None]
     if with_close:
         close[with_close] = close_ups(pyramid, np.array([close_centres[n] for n in with_close]),
-                                      np.array([radii[n] for n in with_close]))
+                                      np.array([radii[n] for n in with_close]), close_up)
     return ReadingSamples(
         hex_patches=hex_patches(pyramid, corners) if corners else np.zeros((0, 48, 48, 3), np.uint8),
         sector_labels=np.asarray(labels, np.int8).reshape(-1, SECTORS),
@@ -385,7 +386,8 @@ CROWD_KINDS = ("house", "settler")
 def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_every: int = 20,
                   progress: bool = True, locate_out: Path | None = None, crowd: int = 0,
                   style: str | None = None, partly_hidden: bool = False,
-                  colours: Sequence[str] | None = None, runestones: bool = False) -> ReadingSamples:
+                  colours: Sequence[str] | None = None, runestones: bool = False,
+                  close_up: int = CLOSE_UP) -> ReadingSamples:
     """Samples from ``count`` rendered training photos (seeds from ``seed`` on, held-out ones skipped).
 
     The file is rewritten every ``save_every`` photos, so a long run can be
@@ -438,7 +440,7 @@ def build_dataset(count: int, seed: int, out: str | Path, copies: int = 2, save_
             board, _ = crowd_tiles(board, random.Random(s), crowd, CROWD_KINDS, same_player=False)
         render = render_board(board, s, width=width, height=height, style=style)
         parts.append(samples_from_render(render.image, render.truth, rng, copies=copies, partly_hidden=partly_hidden,
-                                         presence=presence))
+                                         presence=presence, close_up=close_up))
         if locate_out is not None:
             located.add(s, render.image, render.truth)
         if (n + 1) % save_every == 0 or n + 1 == count:
@@ -463,8 +465,9 @@ def is_rune_stone_training_seed(seed: int) -> bool:
     return not shows_held_out(planned_scene(seed, "2022").style, rune_stone_game(seed).players)
 
 
-def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False) -> ReadingSamples:
-    """Samples from every ``NAME.jpg`` with its truth ``NAME.json`` in ``folder`` (``partly_hidden``: see
+def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False,
+                     close_up: int = CLOSE_UP) -> ReadingSamples:
+    """Samples from every ``NAME.jpg`` with its truth ``NAME.json`` in ``folder`` (``partly_hidden``, ``close_up``: see
     :func:`samples_from_render`), but renders of the held-out evaluation seeds and those showing the held-out
     style or a held-out colour (renders made by ``fjords render`` draw them at any seed).
 
@@ -485,7 +488,7 @@ def samples_from_dir(folder: Path, copies: int = 1, partly_hidden: bool = False)
             continue
         rng = np.random.default_rng(seed)
         parts.append(samples_from_render(cv2.imread(str(photo)), truth, rng, copies=copies,
-                                         partly_hidden=partly_hidden, presence=presence))
+                                         partly_hidden=partly_hidden, presence=presence, close_up=close_up))
     if not parts:
         raise ValueError(f"no photo in {folder} may be trained on (none, or all held out of training)")
     return ReadingSamples.concatenate(parts)
@@ -699,15 +702,18 @@ def dataset_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partly-hidden", action="store_true",
                         help="also cut tiles partly under a hand, each sector labelled by what shows of it (for the "
                         "sector model only; the piece models never read these samples)")
+    parser.add_argument("--close-up", type=int, default=CLOSE_UP, metavar="SIDE",
+                        help=f"side in pixels of the piece close-ups (default {CLOSE_UP}; 56 for the fine kind "
+                        "model, piece_kinds_fine.onnx)")
     args = parser.parse_args(argv)
     try:
         if args.from_dir:
-            samples = samples_from_dir(args.from_dir, args.copies, args.partly_hidden)
+            samples = samples_from_dir(args.from_dir, args.copies, args.partly_hidden, args.close_up)
             samples.save(args.out)
         else:
             samples = build_dataset(args.count, args.seed, args.out, args.copies, locate_out=args.locate_out,
                                     crowd=args.crowd, style=args.style, partly_hidden=args.partly_hidden,
-                                    colours=args.colours, runestones=args.runestones)
+                                    colours=args.colours, runestones=args.runestones, close_up=args.close_up)
     except ValueError as exc:  # a held-out style or colour, too few colours, nothing to cut: one line, exit 2
         parser.error(str(exc))
     print(f"{len(samples.sector_labels)} tiles, {int((samples.piece_kind > 0).sum())} pieces -> {args.out}")

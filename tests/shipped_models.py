@@ -2,8 +2,8 @@
 
 from scanner.onnx_model import DEFAULT_MODELS_DIR
 
-SCAN_MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_spots.onnx",
-               "piece_spots_doubted.onnx", "hands.onnx")
+SCAN_MODELS = ("tile_tops.onnx", "sectors.onnx", "pieces.onnx", "piece_kinds.onnx", "piece_kinds_fine.onnx",
+               "piece_spots.onnx", "piece_spots_doubted.onnx", "hands.onnx")
 
 
 def scan_models_trained() -> bool:

@@ -8,11 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fjords.board import Piece
-from fjords.geometry import SECTORS, TERRAINS, Hex, facing_sector
-from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_sectors,
-                              UNTAUGHT_HUE_ARCS, UNTAUGHT_PAINT_NAMES, longest_cyclic_run, place_piece, ring_marginals,
-                              shade_posterior, shade_split, untaught_paints, with_palette_names, with_photo_look)
-from scanner.confidence import FEATURES, PieceCalibration
+from fjords.geometry import SECTORS, TERRAINS, Hex, canonical_segment, facing_sector
+from scanner.assemble import (DecodeSettings, EmptyPositionEvidence, TileEvidence, assemble, decode_piece,
+                              decode_sectors, UNTAUGHT_HUE_ARCS, UNTAUGHT_PAINT_NAMES, longest_cyclic_run, place_piece,
+                              ring_marginals, segment_chance, shade_posterior, shade_split, untaught_paints,
+                              with_palette_names, with_photo_look)
+from scanner.confidence import FACE_VALUE, FEATURES, PieceCalibration
 from scanner.pieces import COLOUR_NAMES, PieceReading
 
 CORNERS = np.array([[10.0 + 10 * np.cos(np.radians(30 + 60 * k)), 10 - 10 * np.sin(np.radians(30 + 60 * k))]
@@ -834,3 +835,37 @@ def test_one_players_shades_reaching_into_an_arc_are_not_set_aside_but_a_second_
     assert aside(crimson_in_arc + crimson) == [] and aside(crimson + crimson_in_arc) == []
     assert aside([PURPLE, PURPLE] + crimson) == [0, 1]  # hue -39 is a second paint, 45 degrees from red's
     assert aside(crimson_in_arc + crimson[:1]) == [0, 1]  # most of the colour in the arc: set aside however near
+
+
+@given(st.text("SMP", min_size=12, max_size=12), st.integers(0, 11),
+       st.lists(st.floats(0.0, 1.0), min_size=12, max_size=12))
+def test_a_piece_is_on_its_segment_only_if_every_sector_from_the_segments_name_to_it_is_a_plain(terrain, sector,
+                                                                                               chances):
+    """The segment chance is the product of the plain chances from the segment's canonical name round to the
+    piece's own sector: the board reports the piece on that first sector."""
+    plain = np.array(chances)
+    assert segment_chance(None, terrain, sector) == 1.0
+    start = canonical_segment(terrain, sector)
+    chance = segment_chance(plain, terrain, sector)
+    if start is None:
+        assert chance == plain[sector]
+        return
+    on_the_way = [plain[s % 12] for s in range(start, start + (sector - start) % 12 + 1)]
+    assert chance == pytest.approx(float(np.prod(on_the_way)))
+    assert chance <= min(plain[start], plain[sector]) + 1e-12
+    assert segment_chance(plain, terrain, start) == pytest.approx(plain[start])
+
+
+def test_a_piece_on_a_doubtful_first_sector_of_its_plain_is_no_surer_than_that_sector():
+    """Face value: a plain read one sector too far (here sector 4, a toss-up) caps the piece's confidence,
+    however sure its kind and colour are; its ``segment_confidence`` says why."""
+    sure = PieceCalibration(tuple(20.0 * (name == "bias") for name in FEATURES), {}, face_value=tuple(FACE_VALUE))
+    reading = PieceReading(np.array([0.0, 1.0, 0.0, 0.0]), np.eye(len(COLOUR_NAMES))[0], COLOUR_NAMES,
+                           base_px=(10.0, 10.0), top_px=(10.0, 0.0), sector=6, rgb=(200, 30, 30))
+    plain = np.array([0.0] * 4 + [0.5] + [1.0] * 3 + [0.0] * 4)
+    piece = decode_piece(Hex(0, 0), reading, "SSSSPPPPSSSS", DecodeSettings(), 0.99, sure, 0.99, False, plain)
+    assert piece.sector == 6 and piece.extra["segment_confidence"] == 0.5  # the board names its segment 4
+    assert piece.extra["confidence"] == pytest.approx(0.5, abs=1e-3)
+    plain[4] = 1.0
+    piece = decode_piece(Hex(0, 0), reading, "SSSSPPPPSSSS", DecodeSettings(), 0.99, sure, 0.99, False, plain)
+    assert piece.extra["segment_confidence"] == 1.0 and piece.extra["confidence"] > 0.999

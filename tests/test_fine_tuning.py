@@ -23,18 +23,20 @@ def test_weights_taken_back_from_onnx_give_the_shipped_maps():
     assert np.abs(ours - shipped).max() < 1e-4
 
 
-@pytest.mark.parametrize("module, model_file", [("scanner.train_sectors", "sectors.onnx"),
-                                                ("scanner.train_pieces", "pieces.onnx"),
-                                                ("scanner.train_piece_kinds", "piece_kinds.onnx"),
-                                                ("scanner.train_piece_spots", "piece_spots.onnx"),
-                                                ("scanner.train_piece_spots", "piece_spots_doubted.onnx")])
-def test_reading_models_taken_back_from_onnx_read_as_shipped(module, model_file):
+@pytest.mark.parametrize("module, model_file, options", [("scanner.train_sectors", "sectors.onnx", {}),
+                                                         ("scanner.train_pieces", "pieces.onnx", {}),
+                                                         ("scanner.train_piece_kinds", "piece_kinds.onnx", {}),
+                                                         ("scanner.train_piece_kinds", "piece_kinds_fine.onnx",
+                                                          {"layout": "averaged"}),
+                                                         ("scanner.train_piece_spots", "piece_spots.onnx", {}),
+                                                         ("scanner.train_piece_spots", "piece_spots_doubted.onnx", {})])
+def test_reading_models_taken_back_from_onnx_read_as_shipped(module, model_file, options):
     """``--resume`` fine-tunes a shipped reading model: its weights taken back give the shipped outputs."""
     import importlib
 
     from scanner.onnx_model import DEFAULT_MODELS_DIR
 
-    net = importlib.import_module(module).build_model()
+    net = importlib.import_module(module).build_model(**options)
     load_folded_onnx(net, DEFAULT_MODELS_DIR / model_file)
     net.eval()
     shipped = OnnxModel(DEFAULT_MODELS_DIR / model_file, threads=1)
@@ -184,6 +186,29 @@ def test_a_close_up_model_from_before_none_resumes_reading_as_it_did(tmp_path):
     assert kinds.shape == (6, 4) and np.abs(colours - old_colours).max() < 1e-4
     assert np.abs(softmax(kinds[:, 1:]) - softmax(old_kinds)).max() < 1e-4
     assert (softmax(kinds)[:, 0] < 0.15).all()
+
+
+def test_a_close_up_turned_keeps_its_middle_and_each_point_its_distance_from_it():
+    """``--turn`` / ``--rescale``: a mark beside the middle goes round it; nothing asked, nothing moves."""
+    from scanner.train_piece_kinds import turned
+
+    side = 56
+    close = torch.zeros(64, 3, side, side)
+    close[:, :, side // 2 - 2:side // 2 + 2, side // 2 - 2:side // 2 + 2] = 1.0  # the middle
+    close[:, :, side // 2 - 2:side // 2 + 2, side // 2 + 14:side // 2 + 18] = 0.5  # a mark 16 px to its right
+    generator = torch.Generator().manual_seed(0)
+    assert torch.allclose(turned(close, generator, 0.0, 0.0), close, atol=1e-5)
+    out = turned(close, generator, 180.0, 0.0)
+    middle = side // 2 - 0.5
+    ys, xs = np.mgrid[0:side, 0:side]
+    angles = []
+    for image in out[:, 0].numpy():
+        assert image[side // 2 - 1:side // 2 + 1, side // 2 - 1:side // 2 + 1].min() > 0.9
+        distance = np.hypot(ys - middle, xs - middle)  # the corners show the close-up reflected: not looked at
+        mark = (image > 0.25) & (image < 0.75) & (distance > 8) & (distance < side / 2)
+        assert np.hypot(ys[mark] - middle, xs[mark] - middle).mean() == pytest.approx(16, abs=1.5)
+        angles.append(np.arctan2(ys[mark].mean() - middle, xs[mark].mean() - middle))
+    assert np.ptp(angles) > np.pi  # turned every way, not only a little
 
 
 def test_mirrored_points_run_the_other_way_across_the_crop():

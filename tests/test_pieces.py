@@ -168,20 +168,22 @@ def test_only_clear_peaks_of_a_crowded_tile_are_read_and_at_most_three():
     assert len(crowding_spots(spots(0.99, 0.98, 0.97, 0.96))) == MAX_PIECES_PER_TILE
 
 
-def test_a_close_up_and_its_mirror_image_read_alike():
-    """The kind model's two views are averaged, so the reading cannot depend on which way a piece faces."""
-    from scanner.patches import CLOSE_UP
+@pytest.mark.parametrize("model", ["kinds", "fine_kinds"])
+def test_a_close_up_and_its_mirror_image_read_alike(model):
+    """Each kind model's two views are averaged, so the reading cannot depend on which way a piece faces."""
     from scanner.pieces import PieceClassifier
     from scanner.sectors import softmax, to_tensor
 
-    close = np.random.default_rng(1).integers(0, 255, (4, CLOSE_UP, CLOSE_UP, 3), dtype=np.uint8)
     classifier = PieceClassifier(DEFAULT_MODELS_DIR)
-    kinds, colours = classifier.read_close_ups(close)
-    mirrored_kinds, mirrored_colours = classifier.read_close_ups(close[:, :, ::-1])
+    network = getattr(classifier, model)
+    side = network.input_side
+    close = np.random.default_rng(1).integers(0, 255, (4, side, side, 3), dtype=np.uint8)
+    kinds, colours = classifier.read_close_ups(close, network)
+    mirrored_kinds, mirrored_colours = classifier.read_close_ups(close[:, :, ::-1], network)
     assert kinds.shape == (4, len(PIECE_KINDS)) and colours.shape == (4, len(COLOUR_NAMES))
     assert np.allclose(kinds.sum(axis=1), 1.0) and np.allclose(colours.sum(axis=1), 1.0)
     assert np.allclose(kinds, mirrored_kinds, atol=1e-5) and np.allclose(colours, mirrored_colours, atol=1e-5)
-    one_view = softmax(classifier.kinds.run(to_tensor(close))[0])
+    one_view = softmax(network.run(to_tensor(close))[0])
     assert not np.allclose(kinds, one_view, atol=1e-3)  # the second view is really read
 
 
@@ -203,7 +205,7 @@ def test_a_piece_crop_and_its_mirror_image_read_alike():
     assert not np.allclose(points, one_view_points, atol=1e-4)
 
 
-def test_a_piece_is_read_at_every_close_up_size_and_the_readings_averaged():
+def test_a_piece_is_read_by_both_kind_models_at_every_close_up_size_and_the_readings_averaged():
     from scanner.patches import Pyramid, close_ups
     from scanner.pieces import CLOSE_UP_SCALES, PieceClassifier
 
@@ -211,11 +213,16 @@ def test_a_piece_is_read_at_every_close_up_size_and_the_readings_averaged():
     centres, radii = np.array([[120.0, 80.0], [200.0, 150.0]]), np.array([50.0, 40.0])
     classifier = PieceClassifier(DEFAULT_MODELS_DIR)
     kinds, colours = classifier.read_pieces(Pyramid(image), centres, radii)
-    views = [classifier.read_close_ups(close_ups(Pyramid(image), centres, radii * s)) for s in CLOSE_UP_SCALES]
+    assert classifier.kinds.input_side != classifier.fine_kinds.input_side  # each cut at its own model's side
+    views = [classifier.read_close_ups(close_ups(Pyramid(image), centres, radii * s, model.input_side), model)
+             for model in (classifier.kinds, classifier.fine_kinds) for s in CLOSE_UP_SCALES]
     assert len(CLOSE_UP_SCALES) > 1 and CLOSE_UP_SCALES[0] == 1.0
     assert np.allclose(kinds, np.mean([k for k, _ in views], axis=0), atol=1e-6)
     assert np.allclose(colours, np.mean([c for _, c in views], axis=0), atol=1e-6)
-    assert not np.allclose(kinds, views[0][0], atol=1e-4)  # the other sizes are really read
+    for first in (0, len(CLOSE_UP_SCALES)):  # the other sizes and the other model are really read
+        assert not np.allclose(kinds, views[first][0], atol=1e-4)
+        assert not np.allclose(kinds, np.mean([k for k, _ in views[first:first + len(CLOSE_UP_SCALES)]], axis=0),
+                               atol=1e-4)
 
 
 def test_kind_and_colour_are_read_only_where_a_piece_may_stand(monkeypatch):

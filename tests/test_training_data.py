@@ -2,6 +2,7 @@
 
 import random
 
+import cv2
 import numpy as np
 import pytest
 
@@ -248,3 +249,50 @@ def test_cutting_a_folder_skips_every_held_out_render_and_refuses_one_with_nothi
         dataset_main(["--from-dir", str(tmp_path), "--out", str(out)])
     assert exit_info.value.code == 2
     assert "no photo in" in capsys.readouterr().err and not out.exists()
+
+
+@pytest.fixture(scope="module")
+def close_ups_at_both_sides(tmp_path_factory):
+    """One render's samples cut at the flat kind model's side and at the fine one's (the same jitter: one seed)."""
+    from scanner.training import shipped_presence_model
+
+    board = random_board(5, "2022", 3, stop_fraction=1.0)
+    render = render_board(board, 5, width=1008, height=756, hands=0)
+    folder = tmp_path_factory.mktemp("both_sides")
+    paths = []
+    for side in (40, 56):
+        samples = samples_from_render(render.image, render.truth, np.random.default_rng(0),
+                                      presence=shipped_presence_model(), close_up=side)
+        paths.append(folder / f"cut{side}.npz")
+        samples.save(paths[-1])
+    return paths
+
+
+def test_close_ups_are_cut_at_the_side_asked_and_the_rest_alike(close_ups_at_both_sides):
+    coarse, fine = (ReadingSamples.load(p) for p in close_ups_at_both_sides)
+    assert coarse.piece_close.shape[1:] == (40, 40, 3) and fine.piece_close.shape[1:] == (56, 56, 3)
+    for field in ("piece_kind", "piece_colour", "piece_points", "sector_labels", "hex_patches", "piece_crops"):
+        assert np.array_equal(getattr(coarse, field), getattr(fine, field)), field
+    shrunk = np.array([cv2.resize(c, (40, 40), interpolation=cv2.INTER_AREA) for c in fine.piece_close])
+    assert np.abs(shrunk.astype(int) - coarse.piece_close).mean() < 12  # the same window, finer
+
+
+def test_the_pair_of_kind_models_is_measured_as_the_scan_reads_it(close_ups_at_both_sides, tmp_path):
+    """``evaluate`` reads each side's files with the model of that input side, and their average as a pair."""
+    from scanner.onnx_model import DEFAULT_MODELS_DIR
+    from scanner.train_piece_kinds import evaluate
+
+    if not (DEFAULT_MODELS_DIR / "piece_kinds_fine.onnx").exists():
+        pytest.skip("the kind models are not trained")
+    coarse, fine = close_ups_at_both_sides
+    scores = evaluate([coarse, fine], DEFAULT_MODELS_DIR)
+    pieces = scores["pieces (40 px)"]
+    assert pieces > 0 and scores["pieces (56 px)"] == scores["pieces (pair)"] == pieces
+    assert {name.split(" (")[0] for name in scores} == {"pieces", "empty", "kind_accuracy", "colour_accuracy",
+                                                        "pieces_read_none", "empty_read_none"}
+    assert set(evaluate([fine], DEFAULT_MODELS_DIR)) == {n for n in scores if n.endswith("(56 px)")}
+    other = tmp_path / "other.npz"
+    samples = ReadingSamples.load(coarse)
+    ReadingSamples(**{f: getattr(samples, f)[::-1] for f in ReadingSamples.__dataclass_fields__}).save(other)
+    with pytest.raises(ValueError, match="different pieces"):
+        evaluate([other, fine], DEFAULT_MODELS_DIR)

@@ -32,15 +32,16 @@ from scanner.training import export_onnx, fit, load_fields, stage_main, start_fr
 LAYOUTS = ("flat", "averaged")
 """The kind models' layouts (:func:`build_model`)."""
 
+
 def build_model(kinds: int = len(PIECE_KINDS), layout: str = "flat", side: int = CLOSE_UP):
     """A small CNN: a ``side``-pixel close-up → kind logits (``kinds`` of them: none, house, settler, runestone)
     and colour logits.
 
     ``flat`` (``piece_kinds.onnx``) flattens its last feature map, so every weight knows where in the close-up it
-    looks. ``averaged`` (``piece_kinds_fine.onnx``) halves the close-up in its first, learnt layer, so it costs
-    little more than a network reading a close-up of half the side yet sees its full detail, and averages its
-    features over the close-up, so few weights learn where a piece lies: it learns from turned close-ups what the
-    flat layout would need many more pieces for.
+    looks. ``averaged`` (``piece_kinds_fine.onnx``) halves the close-up in its first, learnt layer, so the later
+    layers work at half the side on features of the full detail, and averages its features over the close-up, so
+    few weights learn where a piece lies: it learns from turned close-ups what the flat layout would need many more
+    pieces for.
     """
     from torch import nn
 
@@ -119,6 +120,10 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
           lr: float = 3e-3, layout: str = "flat", turn: float = 0.0, rescale: float = 0.0) -> None:
     """Train a kind model of ``layout`` on the close-ups of ``data`` (at their side), each mirrored at random and,
     where ``turn`` or ``rescale`` is given, turned and scaled at random (:func:`turned`)."""
+    shipped_layout = {KINDS_MODEL_FILE: "flat", FINE_KINDS_MODEL_FILE: "averaged"}.get(Path(out).name, layout)
+    if shipped_layout != layout:  # the default --out is the flat model's file: never overwrite it with the other
+        raise ValueError(f"{Path(out).name} is the {shipped_layout} layout's file: give --layout {shipped_layout} or "
+                         "--out another file")
     import torch
     import torch.nn.functional as F
 
@@ -189,7 +194,8 @@ def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
     in the same order), also of both models' readings averaged, as the scan reads."""
     models = {m.input_side: m for m in (OnnxModel(models_dir / f) for f in (KINDS_MODEL_FILE, FINE_KINDS_MODEL_FILE))}
     sides = {path: load_fields([path], "piece_close")["piece_close"].shape[1] for path in data}
-    readings = {side: read_validation([p for p in data if sides[p] == side], models) for side in sorted(set(sides.values()))}
+    readings = {side: read_validation([p for p in data if sides[p] == side], models)
+                for side in sorted(set(sides.values()))}
     scores = {f"{name} ({side} px)": value for side, reading in readings.items()
               for name, value in validation_scores(reading).items()}
     if len(readings) == len(models):

@@ -672,7 +672,11 @@ def stage_main(module: str, doc: str, model_file: str, train, evaluate, *, steps
         average_onnx(args.start, args.tuned, args.weight, args.out)
         print(f"wrote {args.out}")
     else:
-        for key, value in evaluate(args.data, args.models).items():
+        try:
+            scores = evaluate(args.data, args.models)
+        except ValueError as exc:  # data no model of the stage reads: one line, exit 2
+            parser.error(str(exc))
+        for key, value in scores.items():
             print(f"{key:36s} {value:.6g}")
     return 0
 

@@ -242,3 +242,15 @@ def test_mirrored_training_crops_carry_their_points_across(tmp_path):
                      "--resume", str(DEFAULT_MODELS_DIR / "pieces.onnx"), *more, "--out", str(out)]) == 0
         base_x[name] = float(OnnxModel(out, threads=1).run(crops)[2][:, 0].mean())
     assert base_x["plain"] < 0.3 and abs(base_x["mirror"] - 0.5) < 0.15, base_x
+
+
+def test_a_kind_model_is_never_written_over_the_file_of_the_other_layout(tmp_path, capsys):
+    """The default ``--out`` is the flat model's file: training the averaged layout there is refused, one line."""
+    from scanner.train_piece_kinds import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["train", "--layout", "averaged", "--data", str(tmp_path / "none.npz")])
+    assert stop.value.code == 2 and "piece_kinds.onnx is the flat layout's file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "--data", str(tmp_path / "none.npz"), "--out", str(tmp_path / "piece_kinds_fine.onnx")])
+    assert "averaged layout's file" in capsys.readouterr().err

@@ -296,3 +296,15 @@ def test_the_pair_of_kind_models_is_measured_as_the_scan_reads_it(close_ups_at_b
     ReadingSamples(**{f: getattr(samples, f)[::-1] for f in ReadingSamples.__dataclass_fields__}).save(other)
     with pytest.raises(ValueError, match="different pieces"):
         evaluate([other, fine], DEFAULT_MODELS_DIR)
+
+
+def test_close_ups_of_a_side_no_kind_model_reads_are_a_one_line_error(close_ups_at_both_sides, tmp_path, capsys):
+    from scanner.train_piece_kinds import main
+
+    samples = ReadingSamples.load(close_ups_at_both_sides[0])
+    odd = tmp_path / "cut48.npz"
+    ReadingSamples(**{f: getattr(samples, f) for f in ReadingSamples.__dataclass_fields__ if f != "piece_close"},
+                   piece_close=np.zeros((len(samples.piece_kind), 48, 48, 3), np.uint8)).save(odd)
+    with pytest.raises(SystemExit) as stop:
+        main(["evaluate", "--data", str(odd)])
+    assert stop.value.code == 2 and "no kind model reads 48-pixel close-ups" in capsys.readouterr().err

@@ -31,6 +31,8 @@ from scanner.training import export_onnx, fit, load_fields, stage_main, start_fr
 
 LAYOUTS = ("flat", "averaged")
 """The kind models' layouts (:func:`build_model`)."""
+CLOSE_UP_FIELDS = ("piece_kind", "piece_colour", "piece_close")
+"""The arrays of a sample file the kind models are trained and measured on."""
 
 
 def build_model(kinds: int = len(PIECE_KINDS), layout: str = "flat", side: int = CLOSE_UP):
@@ -129,7 +131,7 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    samples = load_fields(data, "piece_kind", "piece_colour", "piece_close")
+    samples = load_fields(data, *CLOSE_UP_FIELDS)
     has = with_close_up(samples["piece_close"])
     close_all = samples["piece_close"][has]
     kinds = torch.from_numpy(samples["piece_kind"][has].astype(np.int64))
@@ -163,10 +165,10 @@ def train(data: list[Path], out: Path, steps: int, batch: int, seed: int, resume
     print(f"wrote {out}")
 
 
-def read_validation(data: list[Path], models: dict[int, OnnxModel]) -> dict[str, np.ndarray]:
-    """Kind and colour probabilities of the close-ups of ``data`` (files of one side) read by the model of that
-    input side among ``models`` (side → model), with their true kinds and colours."""
-    samples = load_fields(data, "piece_kind", "piece_colour", "piece_close")
+def read_validation(samples: dict[str, np.ndarray], models: dict[int, OnnxModel]) -> dict[str, np.ndarray]:
+    """Kind and colour probabilities of the close-ups of ``samples`` (:data:`CLOSE_UP_FIELDS` of files of one
+    side) read by the model of that input side among ``models`` (side → model), with their true kinds and
+    colours."""
     has = with_close_up(samples["piece_close"])
     side = samples["piece_close"].shape[1]
     if side not in models:
@@ -193,9 +195,13 @@ def evaluate(data: list[Path], models_dir: Path) -> dict[str, float]:
     cut at its input side; given files of both sides cut from the same renders (``--close-up``: the same pieces
     in the same order), also of both models' readings averaged, as the scan reads."""
     models = {m.input_side: m for m in (OnnxModel(models_dir / f) for f in (KINDS_MODEL_FILE, FINE_KINDS_MODEL_FILE))}
-    sides = {path: load_fields([path], "piece_close")["piece_close"].shape[1] for path in data}
-    readings = {side: read_validation([p for p in data if sides[p] == side], models)
-                for side in sorted(set(sides.values()))}
+    by_side: dict[int, list[dict[str, np.ndarray]]] = {}
+    for path in data:  # each file read once, grouped by the side of its close-ups
+        samples = load_fields([path], *CLOSE_UP_FIELDS)
+        by_side.setdefault(samples["piece_close"].shape[1], []).append(samples)
+    readings = {side: read_validation({f: np.concatenate([part[f] for part in parts]) for f in CLOSE_UP_FIELDS},
+                                      models)
+                for side, parts in sorted(by_side.items())}
     scores = {f"{name} ({side} px)": value for side, reading in readings.items()
               for name, value in validation_scores(reading).items()}
     if len(readings) == len(models):

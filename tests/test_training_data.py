@@ -13,6 +13,7 @@ from scanner.train_piece_spots import spot_labels, spot_targets
 from fjords.geometry import TERRAINS
 from scanner.patches import canonical_corners
 from scanner.training import NOT_TERRAIN, UNLABELLED, ReadingSamples, load_fields, samples_from_render, sector_cover
+from shipped_models import scan_models_trained
 
 
 @pytest.fixture(scope="module")
@@ -277,13 +278,12 @@ def test_close_ups_are_cut_at_the_side_asked_and_the_rest_alike(close_ups_at_bot
     assert np.abs(shrunk.astype(int) - coarse.piece_close).mean() < 12  # the same window, finer
 
 
+@pytest.mark.skipif(not scan_models_trained(), reason="models not trained")
 def test_the_pair_of_kind_models_is_measured_as_the_scan_reads_it(close_ups_at_both_sides, tmp_path):
     """``evaluate`` reads each side's files with the model of that input side, and their average as a pair."""
     from scanner.onnx_model import DEFAULT_MODELS_DIR
     from scanner.train_piece_kinds import evaluate
 
-    if not (DEFAULT_MODELS_DIR / "piece_kinds_fine.onnx").exists():
-        pytest.skip("the kind models are not trained")
     coarse, fine = close_ups_at_both_sides
     scores = evaluate([coarse, fine], DEFAULT_MODELS_DIR)
     pieces = scores["pieces (40 px)"]
